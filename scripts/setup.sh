@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Set up the Python environment for this repository, idempotently, and print the python to use.
+#
+# * On a machine whose python3 already has torch and triton (the H200 image, which has no
+#   network), nothing is installed: the package runs from src/ through PYTHONPATH.
+# * Elsewhere a virtual environment .venv is made once, with the CPU wheel of torch 2.13.0
+#   installed FIRST (a bare `torch` requirement would pull a multi-GB CUDA build), then this
+#   package in editable mode with its dev and docs extras.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if [ "${PHASE24_SYSTEM_PYTHON:-}" = 1 ] || python3 -c 'import torch, triton, torch.cuda; assert torch.cuda.is_available()' 2>/dev/null; then
+    echo "PYTHONPATH=$root/src python3"
+    exit 0
+fi
+
+stamp=.venv/.phase24-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    python3 -m venv .venv >&2
+    .venv/bin/python -m pip install -q --upgrade pip >&2
+    .venv/bin/python -m pip install -q "torch==2.13.0" >&2
+    .venv/bin/python -m pip install -q -e ".[dev,docs]" >&2
+    touch "$stamp"
+fi
+echo "$root/.venv/bin/python"

@@ -1,0 +1,3 @@
+from phase24.cli import main
+
+raise SystemExit(main())

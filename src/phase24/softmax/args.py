@@ -1,0 +1,59 @@
+"""Argument checking and shape handling shared by every softmax implementation.
+
+Each implementation is written as a *row kernel*: ``kernel(x2d, out2d)`` where ``x2d`` is a
+2-D (M, N) view whose last dimension has stride 1 (rows may start anywhere: any row stride,
+any alignment) and ``out2d`` is a fresh contiguous (M, N) tensor of the same dtype. This module
+turns any tensor a user passes into that form, and the result back into the user's shape.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import torch
+
+SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+RowKernel = Callable[[torch.Tensor, torch.Tensor], None]
+
+
+class SoftmaxArgumentError(ValueError):
+    """A softmax was called with an input it cannot take (device, dtype or shape)."""
+
+
+def triton_interpreter_active() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def check_input(x: object, name: str, *, allow_cpu: bool = False) -> torch.Tensor:
+    """Raise SoftmaxArgumentError naming the problem, or return ``x`` unchanged."""
+    if not isinstance(x, torch.Tensor):
+        raise SoftmaxArgumentError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.dtype not in SUPPORTED_DTYPES:
+        raise SoftmaxArgumentError(
+            f"{name}: dtype {x.dtype} is not supported; use float32, float16 or bfloat16")
+    if x.dim() == 0:
+        raise SoftmaxArgumentError(
+            f"{name}: a 0-d tensor has no last dimension to normalise over; pass at least 1-d")
+    if x.device.type != "cuda" and not allow_cpu:
+        hint = (" (Triton runs on the CPU only under TRITON_INTERPRET=1)"
+                if name.startswith("triton") else "")
+        raise SoftmaxArgumentError(
+            f"{name}: input is on device '{x.device}', but this implementation runs on a CUDA "
+            f"GPU; move it with x.cuda(){hint}")
+    return x
+
+
+def run_rows(kernel: RowKernel, x: torch.Tensor) -> torch.Tensor:
+    """Apply a row kernel over the last dimension of ``x``, for any leading shape and strides."""
+    shape = x.shape
+    n = shape[-1]
+    out = torch.empty(shape, dtype=x.dtype, device=x.device)
+    if out.numel() == 0:
+        return out
+    x2d = x.reshape(-1, n) if x.dim() != 2 else x  # a view when the layout allows it
+    if x2d.stride(-1) != 1 or x2d.stride(0) < n:
+        x2d = x2d.contiguous()
+    kernel(x2d, out.view(-1, n))
+    return out
