@@ -1,3 +1,214 @@
-"""CUDA C softmax implementations (filled in below)."""
+"""The CUDA C softmax ladder as registry entries: one launcher per rung, plus `cuda`, the best.
 
-IMPLEMENTATIONS: dict = {}
+Each rung is a .cu file in phase24/kernels; its launcher picks the kernel instance (dtype
+and compile-time configuration) and the launch shape, then calls it through the bridge.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from phase24.bridge.launch import Kernel, load_kernel, ptr
+from phase24.softmax.args import check_input, run_rows
+
+DTYPE_TAG = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+MAX_GRID = 2**31 - 1
+
+
+def vec_width(dtype: torch.dtype) -> int:
+    """Elements in one 16-byte access."""
+    return 16 // torch.empty((), dtype=dtype).element_size()
+
+
+@lru_cache(maxsize=None)
+def _kernel(source: str, name: str) -> Kernel:
+    return load_kernel(f"{_kernels_dir()}/{source}", name)
+
+
+def _kernels_dir() -> str:
+    from phase24.bridge.nvcc import KERNELS_DIR
+
+    return str(KERNELS_DIR)
+
+
+@lru_cache(maxsize=None)
+def sm_count() -> int:
+    return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+
+
+@lru_cache(maxsize=None)
+def has_clusters() -> bool:
+    return torch.cuda.get_device_capability()[0] >= 9
+
+
+def _launch(source: str, name: str, x2d: torch.Tensor, out: torch.Tensor, grid: int, block: int):
+    m, n = x2d.shape
+    _kernel(source, name).launch(
+        min(grid, MAX_GRID), block, ptr(x2d), ptr(out), np.int64(m), np.int32(n),
+        np.int64(x2d.stride(0)))
+
+
+# ---- v0 .. v3: one launch shape each -------------------------------------------------------
+
+def rows_v0(x2d, out):
+    m = x2d.shape[0]
+    _launch("softmax_v0_naive.cu", f"softmax_v0_{DTYPE_TAG[x2d.dtype]}", x2d, out,
+            math.ceil(m / 128), 128)
+
+
+def rows_v1(x2d, out):
+    _launch("softmax_v1_block_smem.cu", f"softmax_v1_{DTYPE_TAG[x2d.dtype]}", x2d, out,
+            x2d.shape[0], 256)
+
+
+def rows_v2(x2d, out):
+    _launch("softmax_v2_online_shuffle.cu", f"softmax_v2_{DTYPE_TAG[x2d.dtype]}", x2d, out,
+            x2d.shape[0], 256)
+
+
+V3_KS = (1, 2, 4, 8, 16)
+
+
+def rows_v3(x2d, out):
+    n = x2d.shape[1]
+    k = next((k for k in V3_KS if 256 * k * vec_width(x2d.dtype) >= n), None)
+    if k is None:  # the row does not fit in the registers of one block
+        return rows_v2(x2d, out)
+    _launch("softmax_v3_registers_vec16.cu", f"softmax_v3_k{k}_{DTYPE_TAG[x2d.dtype]}", x2d, out,
+            x2d.shape[0], 256)
+
+
+# ---- v4: launch shape chosen from N ------------------------------------------------------------
+
+# (GROUP, K) pairs compiled in softmax_v4_shape_specialised.cu.
+V4_CONFIGS = ((1, 1), (1, 2), (2, 2), (4, 1), (4, 2), (4, 4), (8, 1), (8, 2), (8, 4),
+              (16, 1), (16, 2), (16, 4), (32, 1), (32, 2), (32, 4), (32, 8),
+              (64, 4), (64, 8), (128, 2), (128, 4), (128, 8), (256, 2), (256, 4), (256, 8),
+              (512, 2), (512, 4), (512, 8), (1024, 2), (1024, 4))
+
+
+def v4_capacity(dtype) -> int:
+    return max(g * k for g, k in V4_CONFIGS) * vec_width(dtype)
+
+
+def v4_choose(n: int, dtype) -> tuple[int, int] | None:
+    """The (GROUP, K) that covers a row of n with the least waste, K as close to 4 as possible."""
+    slots = math.ceil(n / vec_width(dtype))
+    fits = [(g, k) for g, k in V4_CONFIGS if g * k >= slots]
+    if not fits:
+        return None
+    return min(fits, key=lambda gk: (gk[0] * gk[1], abs(gk[1] - 4)))
+
+
+def rows_v4(x2d, out, config: tuple[int, int] | None = None):
+    m, n = x2d.shape
+    config = config or TUNED_V4.get((DTYPE_TAG[x2d.dtype], n)) or v4_choose(n, x2d.dtype)
+    if config is None:
+        return rows_v2(x2d, out)
+    group, k = config
+    block = max(group, 128)
+    _launch("softmax_v4_shape_specialised.cu", f"softmax_v4_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
+            x2d, out, math.ceil(m / (block // group)), block)
+
+
+# ---- v5: a thread-block cluster per row (Hopper) -------------------------------------------------
+
+# (THREADS, K, CLUSTER) triples compiled in softmax_v5_cluster.cu; the last five are fp32 only.
+V5_CONFIGS = ((256, 2, 2), (256, 4, 2), (512, 4, 2), (1024, 2, 2), (1024, 4, 2),
+              (256, 2, 4), (256, 4, 4), (512, 2, 4), (512, 4, 4), (1024, 2, 4), (1024, 4, 4),
+              (256, 2, 8), (256, 4, 8), (512, 2, 8), (512, 4, 8), (1024, 2, 8), (1024, 4, 8))
+V5_CONFIGS_F32 = ((512, 8, 2), (512, 8, 4), (512, 8, 8), (1024, 8, 4), (1024, 8, 8))
+
+
+def v5_configs(dtype):
+    return V5_CONFIGS + (V5_CONFIGS_F32 if dtype == torch.float32 else ())
+
+
+def v5_capacity(dtype) -> int:
+    return max(t * k * c for t, k, c in v5_configs(dtype)) * vec_width(dtype)
+
+
+def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
+    """Fewest blocks per row that still give the GPU ~2 blocks per SM; least waste after that."""
+    slots = math.ceil(n / vec_width(dtype))
+    fits = [(t, k, c) for t, k, c in v5_configs(dtype) if t * k * c >= slots]
+    if not fits:
+        return None
+    want = 2 * sm_count() if torch.cuda.is_available() else 264
+
+    def cost(tkc):
+        t, k, c = tkc
+        return (m * c < want and c < 8, c if m * c >= want else -c, t * k * c, abs(k - 4))
+
+    return min(fits, key=cost)
+
+
+def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
+    m, n = x2d.shape
+    tag = DTYPE_TAG[x2d.dtype]
+    config = config or TUNED_V5.get((tag, n, _few(m))) or v5_choose(m, n, x2d.dtype)
+    if config is None or not has_clusters():
+        return rows_v2(x2d, out)
+    t, k, c = config
+    rows_per_launch = MAX_GRID // c
+    for start in range(0, m, rows_per_launch):  # the grid counts blocks: c per row
+        stop = min(m, start + rows_per_launch)
+        _launch("softmax_v5_cluster.cu", f"softmax_v5_t{t}_k{k}_c{c}_{tag}",
+                x2d[start:stop], out[start:stop], (stop - start) * c, t)
+
+
+def _few(m: int) -> bool:
+    return m <= 256
+
+
+# ---- cuda: the best rung for the shape ---------------------------------------------------------
+
+# Filled from the tuning run on the H200 (results/h200/tune.json): the benchmark shapes'
+# best configurations. Shapes not listed use the v4_choose / v5_choose heuristics.
+TUNED_V4: dict[tuple[str, int], tuple[int, int]] = {}
+TUNED_V5: dict[tuple[str, int, bool], tuple[int, int, int]] = {}
+# Rows at least this long go to the cluster kernel when there are few of them (Hopper).
+CLUSTER_FOR_FEW_ROWS_FROM_N = 8192
+
+
+def rows_best(x2d, out):
+    m, n = x2d.shape
+    clusters = has_clusters()
+    if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
+        return rows_v4(x2d, out)
+    if clusters and n <= v5_capacity(x2d.dtype):
+        return rows_v5(x2d, out)
+    if n <= v4_capacity(x2d.dtype):
+        return rows_v4(x2d, out)
+    return rows_v2(x2d, out)
+
+
+RUNGS = {
+    "cuda-naive": rows_v0,
+    "cuda-v1": rows_v1,
+    "cuda-v2": rows_v2,
+    "cuda-v3": rows_v3,
+    "cuda-v4": rows_v4,
+    "cuda-v5": rows_v5,
+    "cuda": rows_best,
+}
+
+# Kernel files that use Hopper-only features and are built for sm_90a alone.
+HOPPER_ONLY = {"softmax_v5_cluster.cu"}
+
+
+def _entry(name, rows):
+    def softmax(x: torch.Tensor) -> torch.Tensor:
+        check_input(x, name)
+        return run_rows(rows, x)
+
+    softmax.__name__ = f"softmax_{name.replace('-', '_')}"
+    softmax.__doc__ = f"Softmax over the last dimension with {name} ({rows.__name__})."
+    return softmax
+
+
+IMPLEMENTATIONS = {name: _entry(name, rows) for name, rows in RUNGS.items()}

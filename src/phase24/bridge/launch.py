@@ -1,0 +1,125 @@
+"""Load cubins and launch their kernels through NVIDIA's cuda.core, on torch's current stream."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from phase24.bridge.nvcc import Build, compile_cu, arch_of_current_gpu
+
+
+class LaunchError(RuntimeError):
+    """A kernel could not be loaded or launched; the message names the kernel and the launch."""
+
+
+class _TorchStream:
+    """Hands torch's current stream to cuda.core through the ``__cuda_stream__`` protocol."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+@lru_cache(maxsize=1)
+def _device():
+    import torch
+    from cuda.core import Device
+
+    if not torch.cuda.is_available():
+        raise LaunchError("no CUDA GPU is available to launch kernels on")
+    torch.cuda.init()  # torch's primary context first, so cuda.core shares it
+    dev = Device(torch.cuda.current_device())
+    dev.set_current()
+    return dev
+
+
+def _stream():
+    import torch
+
+    return _TorchStream(torch.cuda.current_stream().cuda_stream)
+
+
+def sync_after_launch() -> bool:
+    """PHASE24_SYNC=1 synchronises after every launch so an error names the kernel that failed."""
+    return os.environ.get("PHASE24_SYNC", "0") == "1"
+
+
+class Kernel:
+    """One kernel of a loaded cubin; ``launch`` takes the grid, block and the kernel's arguments.
+
+    Arguments must be numpy scalars of the C parameter type (np.uint64 for pointers, np.int64
+    for ``long long``, np.int32 for ``int``, np.float32 for ``float``): cuda.core copies their
+    bytes into the kernel's parameter buffer.
+    """
+
+    def __init__(self, build: Build, name: str, handle):
+        self.build, self.name, self._kernel = build, name, handle
+        self._configs: dict = {}
+
+    @property
+    def resources(self):
+        return self.build.kernels.get(self.name)
+
+    def launch(self, grid, block, *args, cluster=None, shared_bytes: int = 0) -> None:
+        from cuda.core import LaunchConfig, launch
+
+        key = (grid, block, cluster, shared_bytes)
+        config = self._configs.get(key)
+        if config is None:
+            # cuda.core counts the grid in clusters when a cluster shape is given.
+            grid_arg = grid if cluster is None else _div(grid, cluster)
+            config = LaunchConfig(grid=grid_arg, block=block, cluster=cluster,
+                                  shmem_size=shared_bytes)
+            self._configs[key] = config
+        try:
+            launch(_stream(), config, self._kernel, *args)
+            if sync_after_launch():
+                import torch
+
+                torch.cuda.current_stream().synchronize()
+        except Exception as err:  # cuda.core raises CUDAError with the driver's message
+            raise LaunchError(
+                f"launch of {self.name} failed (grid={grid}, block={block}, cluster={cluster}, "
+                f"shared={shared_bytes} B, {len(args)} args): {err}") from err
+
+
+def _div(grid, cluster):
+    if isinstance(grid, int):
+        grid, cluster = (grid,), (cluster,) if isinstance(cluster, int) else cluster
+    cluster = cluster if isinstance(cluster, tuple) else (cluster,)
+    out = []
+    for i, g in enumerate(grid):
+        c = cluster[i] if i < len(cluster) else 1
+        if g % c:
+            raise LaunchError(f"grid {grid} is not a multiple of the cluster shape {cluster}")
+        out.append(g // c)
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _module(cubin: Path):
+    from cuda.core import ObjectCode
+
+    _device()
+    return ObjectCode.from_cubin(cubin.read_bytes())
+
+
+def load_kernel(source: str | Path, name: str, arch: str | None = None) -> Kernel:
+    """Compile (or take from the cache) ``source`` and return its kernel ``name``."""
+    build = compile_cu(source, arch or arch_of_current_gpu())
+    try:
+        handle = _module(build.cubin).get_kernel(name)
+    except Exception as err:
+        raise LaunchError(f"could not load kernel {name} from {build.source.name} "
+                          f"({build.arch}): {err}") from err
+    return Kernel(build, name, handle)
+
+
+def ptr(t) -> np.uint64:
+    """A tensor's device address as a kernel argument."""
+    return np.uint64(t.data_ptr())

@@ -1,0 +1,78 @@
+"""`phase24 doctor`: what this machine has, and what will and will not work on it."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+
+
+def _try(fn, default="not available"):
+    try:
+        return fn()
+    except Exception as err:  # a missing piece is a line of the report, not a crash
+        return f"{default} ({type(err).__name__}: {str(err).splitlines()[0][:80]})"
+
+
+def _ncu_counters() -> str:
+    ncu = shutil.which("ncu")
+    if not ncu:
+        return "no: ncu is not installed (read the recorded profiles under results/)"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no: there is no GPU"
+    probe = ("import torch; x=torch.randn(1024, device='cuda'); torch.softmax(x, -1); "
+             "torch.cuda.synchronize()")
+    out = subprocess.run([ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum",
+                          "-c", "1", "python3", "-c", probe], capture_output=True, text=True,
+                         timeout=300)
+    text = out.stdout + out.stderr
+    if "ERR_NVGPUCTRPERM" in text or "permission" in text.lower():
+        return "no: counters are locked on this machine (ERR_NVGPUCTRPERM)"
+    return "yes" if "gpu__time_duration" in text else f"no: {text.strip().splitlines()[-1][:100]}"
+
+
+def report(check_ncu: bool = True) -> list[tuple[str, str]]:
+    import torch
+
+    rows = [("python", platform.python_version()), ("torch", torch.__version__)]
+    rows.append(("triton", _try(lambda: __import__("triton").__version__)))
+    rows.append(("cuda.core", _try(lambda: __import__("cuda.core", fromlist=["x"]).__version__)))
+
+    from phase24.bridge.nvcc import nvcc_path, nvcc_version
+
+    rows.append(("nvcc", _try(lambda: f"{nvcc_version()} at {nvcc_path()}")))
+    gpu = torch.cuda.is_available()
+    if gpu:
+        p = torch.cuda.get_device_properties(0)
+        from phase24.bridge.nvcc import arch_of_current_gpu
+        from phase24.harness.bench import driver_version
+
+        rows += [("GPU", f"{p.name}, {p.multi_processor_count} SMs, "
+                         f"{p.total_memory / 2**30:.0f} GiB"),
+                 ("compute capability", f"{p.major}.{p.minor} -> builds for {arch_of_current_gpu()}"),
+                 ("driver", driver_version())]
+        rows.append(("ncu reads counters", _try(_ncu_counters) if check_ncu else "not checked"))
+    else:
+        rows.append(("GPU", "none"))
+    rows += _what_works(gpu, rows)
+    return rows
+
+
+def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
+    have = dict(rows)
+    nvcc = not have["nvcc"].startswith("not available")
+    triton = not have["triton"].startswith("not available")
+    out = [
+        ("compile .cu + ptxas reports", "works" if nvcc else "NO: install the CUDA toolkit (nvcc)"),
+        ("run CUDA C kernels", "works" if gpu and nvcc else "NO: needs an NVIDIA GPU"),
+        ("Triton kernels", ("works on the GPU" if gpu else
+                            "in the interpreter only (TRITON_INTERPRET=1, small shapes)")
+         if triton else "NO: triton is not installed"),
+        ("thread-block clusters (cuda-v5)", "works" if gpu and have.get(
+            "compute capability", "").startswith("9") else "no (needs Hopper, sm_90)"),
+        ("benchmark", "works" if gpu else "no: shows the last recorded H200 results instead"),
+        ("MiniGPT (NumPy, PyTorch CPU)", "works"),
+    ]
+    return out

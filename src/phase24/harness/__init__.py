@@ -1,0 +1,1 @@
+"""The harness: correctness checks, timing, plots and profiles, all driven by the registry."""

@@ -1,0 +1,200 @@
+"""`phase24 bench softmax`: time every implementation against torch and the copy ceiling.
+
+Each time is the median of `triton.testing.do_bench` (CUDA events around each call, the L2
+cache flushed before each repetition, after warm-up). A softmax moves 2 * M * N * element
+bytes at least (each input read once, each output written once); that over the time is its
+bandwidth, compared with a device-to-device copy measured in the same run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import math
+import platform
+import subprocess
+from pathlib import Path
+
+import torch
+
+from phase24.softmax import softmax_reference
+from phase24.harness.check import compare
+
+BULK_ELEMENTS = 2**28
+BULK_NS = tuple(2**k for k in range(7, 19))  # 128 ... 262144
+FEW_ROW_SHAPES = ((1, 32768), (8, 131072), (64, 32768), (64, 262144))
+BENCH_DTYPES = ("float32", "bfloat16")
+REPO = Path(__file__).resolve().parents[3]
+
+
+def standard_shapes() -> list[tuple[int, int]]:
+    return [(BULK_ELEMENTS // n, n) for n in BULK_NS] + list(FEW_ROW_SHAPES)
+
+
+def is_bulk(m: int, n: int) -> bool:
+    return m * n == BULK_ELEMENTS
+
+
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    """'4096x4096,1x32768' -> [(4096, 4096), (1, 32768)]."""
+    shapes = []
+    for part in text.split(","):
+        try:
+            m, n = (int(v) for v in part.lower().split("x"))
+        except ValueError:
+            raise ValueError(f"bad shape {part!r}: write MxN, e.g. 4096x4096") from None
+        shapes.append((m, n))
+    return shapes
+
+
+@dataclasses.dataclass
+class Record:
+    impl: str
+    dtype: str
+    M: int
+    N: int
+    us: float
+    gbps: float
+    pct_copy: float
+    speedup_vs_torch: float | None
+
+
+def bytes_moved(m: int, n: int, dtype: torch.dtype) -> int:
+    return 2 * m * n * torch.empty((), dtype=dtype).element_size()
+
+
+def time_us(fn, warmup_ms: int = 25, rep_ms: int = 100) -> float:
+    from triton.testing import do_bench
+
+    return 1000.0 * do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")
+
+
+def copy_gbps(nbytes: int = 2**31) -> float:
+    """Device-to-device copy bandwidth (bytes read + bytes written per second), in GB/s."""
+    src = torch.randn(nbytes // 4, device="cuda")
+    dst = torch.empty_like(src)
+    us = time_us(lambda: dst.copy_(src))
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * nbytes / us / 1e3
+
+
+def verify(out: torch.Tensor, x: torch.Tensor, rows: int = 16) -> str:
+    """Compare a few rows of a timed output with the float64 reference; '' when right."""
+    m = x.shape[0]
+    idx = torch.unique(torch.tensor([0, m - 1, *torch.randint(0, m, (rows,)).tolist()])).cuda()
+    return compare(out[idx], softmax_reference(x[idx]), x.dtype)[3]
+
+
+def gpu_info() -> dict:
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {"gpu": props.name, "sms": props.multi_processor_count, "driver": driver_version()}
+
+
+def driver_version() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0]
+    except Exception:
+        return "unknown"
+
+
+def versions() -> dict:
+    import triton
+
+    v = {"python": platform.python_version(), "torch": torch.__version__,
+         "triton": triton.__version__, "cuda_runtime": torch.version.cuda}
+    try:
+        import cuda.core
+
+        v["cuda_core"] = cuda.core.__version__
+    except Exception:
+        v["cuda_core"] = None
+    try:
+        from phase24.bridge.nvcc import nvcc_version
+
+        v["nvcc"] = nvcc_version()
+    except Exception:
+        v["nvcc"] = None
+    return v
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "src"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "") if out.returncode == 0 else "unknown"
+    except Exception:
+        return "unknown"
+
+
+def gpu_slug(name: str) -> str:
+    """'NVIDIA H200' -> 'h200'; the folder under results/."""
+    words = [w for w in name.lower().replace("nvidia", "").split() if w]
+    return "-".join(words) or "gpu"
+
+
+def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], progress=None) -> dict:
+    from phase24.harness.cases import DTYPES
+
+    copy = copy_gbps()
+    records: list[Record] = []
+    failures: list[str] = []
+    names = ["torch"] + [n for n in impls if n != "torch"]
+    total = len(dtypes) * len(shapes) * len(names)
+    task = progress.add_task("bench", total=total) if progress else None
+    for dtname in dtypes:
+        dtype = DTYPES[dtname]
+        for m, n in shapes:
+            x = torch.randn(m, n, device="cuda", dtype=torch.float32).mul_(3).to(dtype)
+            torch_us = None
+            for name in names:
+                fn = impls[name]
+                if progress:
+                    progress.update(task, description=f"{name} {dtname} {m}x{n}")
+                out = fn(x)
+                why = verify(out, x)
+                us = time_us(lambda: fn(x))
+                why = why or verify(fn(x), x)  # and again after the timed loop
+                if why:
+                    failures.append(f"{name} {dtname} {m}x{n}: {why}")
+                if name == "torch":
+                    torch_us = us
+                gbps = bytes_moved(m, n, dtype) / us / 1e3
+                records.append(Record(name, dtname, m, n, round(us, 3), round(gbps, 1),
+                                      round(100 * gbps / copy, 1),
+                                      round(torch_us / us, 3) if torch_us else None))
+                del out
+                if progress:
+                    progress.advance(task)
+            del x
+            torch.cuda.empty_cache()
+    info = gpu_info()
+    return {
+        "gpu": info["gpu"], "sms": info["sms"], "driver": info["driver"], "versions": versions(),
+        "commit": git_commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"),
+        "timing": "triton.testing.do_bench median, L2 flushed per repetition, warm-up 25 ms, "
+                  "repetitions over 100 ms",
+        "copy_gbps": round(copy, 1), "failures": failures,
+        "records": [dataclasses.asdict(r) for r in records],
+    }
+
+
+def save(result: dict, folder: Path, stem: str = "softmax") -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    from phase24.harness.plot import plot_bench
+
+    png = plot_bench(result, folder / f"{stem}.png")
+    return path, png
+
+
+def geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")

@@ -1,0 +1,214 @@
+// Shared by every softmax kernel of the ladder: element types, 16-byte vectors, reductions.
+//
+// The kernel ABI of the lab (the checker, the benchmark and a learner's own file use it too):
+//   extern "C" __global__ void softmax_<dtype>(const T* x, T* y, long long M, int N,
+//                                             long long x_stride);
+// x: M rows of N elements, row r starting at x + r * x_stride (any stride >= N, any alignment);
+// y: M rows of N elements, contiguous. dtype: f32 (float), f16 (__half), bf16 (__nv_bfloat16).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math_constants.h>
+#include <stdint.h>
+
+#define LOG2E 1.4426950408889634f
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+
+// Elements of T in one 16-byte access: 4 floats, 8 halves or bfloat16s.
+template <typename T> struct Vec16 { static constexpr int size = 16 / sizeof(T); };
+
+// Load / store VEC consecutive elements as one 16-byte access (address must be 16-byte aligned).
+template <typename T>
+__device__ __forceinline__ void load16(const T* p, float (&out)[Vec16<T>::size]) {
+    uint4 raw = *reinterpret_cast<const uint4*>(p);
+    const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < Vec16<T>::size; ++i) out[i] = to_float(e[i]);
+}
+
+template <typename T>
+__device__ __forceinline__ void store16(T* p, const float (&in)[Vec16<T>::size]) {
+    uint4 raw;
+    T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < Vec16<T>::size; ++i) e[i] = from_float<T>(in[i]);
+    *reinterpret_cast<uint4*>(p) = raw;
+}
+
+// True when row r of x and of y start on 16-byte boundaries for every r.
+template <typename T>
+__device__ __forceinline__ bool rows_aligned16(const T* x, const T* y, int N, long long x_stride) {
+    constexpr int V = Vec16<T>::size;
+    return ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % 16 == 0) &&
+           (N % V == 0) && (x_stride % V == 0);
+}
+
+__device__ __forceinline__ float warp_max(float v, int width = 32) {
+    for (int off = width / 2; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+__device__ __forceinline__ float warp_sum(float v, int width = 32) {
+    for (int off = width / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// A partial softmax over part of a row: its maximum m and s = sum(exp(x - m)).
+// Two partials merge into the partial of their union; -inf parts (nothing seen yet, or
+// all -inf) contribute nothing, so a row of -inf ends with m = -inf, s = 0 and gives NaN,
+// like torch. fmaxf ignores NaN, but a NaN element makes s NaN, which spreads to the row.
+struct MaxSum {
+    float m, s;
+};
+
+__device__ __forceinline__ float scaled_sum(float m_part, float s_part, float m) {
+    return m_part == -CUDART_INF_F ? 0.f : s_part * exp2f((m_part - m) * LOG2E);
+}
+
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+    float m = fmaxf(a.m, b.m);
+    return {m, scaled_sum(a.m, a.s, m) + scaled_sum(b.m, b.s, m)};
+}
+
+__device__ __forceinline__ MaxSum warp_merge(MaxSum v, int width = 32) {
+    for (int off = width / 2; off > 0; off /= 2) {
+        MaxSum o{__shfl_xor_sync(0xffffffffu, v.m, off), __shfl_xor_sync(0xffffffffu, v.s, off)};
+        v = merge(v, o);
+    }
+    return v;
+}
+
+// One kernel per dtype with C linkage, so Python finds it by a plain name: softmax_<tag>_<dtype>.
+#define SOFTMAX_EXPORT(tag, body_template)                                                        \
+    extern "C" __global__ void softmax_##tag##_f32(const float* x, float* y, long long M, int N,   \
+                                                   long long s) { body_template<float>(x, y, M, N, s); } \
+    extern "C" __global__ void softmax_##tag##_f16(const __half* x, __half* y, long long M, int N, \
+                                                   long long s) { body_template<__half>(x, y, M, N, s); } \
+    extern "C" __global__ void softmax_##tag##_bf16(const __nv_bfloat16* x, __nv_bfloat16* y,      \
+                                                    long long M, int N, long long s) {             \
+        body_template<__nv_bfloat16>(x, y, M, N, s);                                               \
+    }
+
+// The same, for kernels templated on a configuration as well: softmax_<tag>_<dtype> runs
+// body_template<T, config...>, with __launch_bounds__(max_threads) so ptxas keeps the
+// registers of a block of max_threads threads within what one SM has.
+#define SOFTMAX_EXPORT_CFG(tag, max_threads, body_template, ...)                                  \
+    extern "C" __global__ void __launch_bounds__(max_threads)                                     \
+        softmax_##tag##_f32(const float* x, float* y, long long M, int N, long long s) {          \
+        body_template<float, __VA_ARGS__>(x, y, M, N, s);                                          \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(max_threads)                                     \
+        softmax_##tag##_f16(const __half* x, __half* y, long long M, int N, long long s) {        \
+        body_template<__half, __VA_ARGS__>(x, y, M, N, s);                                         \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(max_threads) softmax_##tag##_bf16(               \
+        const __nv_bfloat16* x, __nv_bfloat16* y, long long M, int N, long long s) {               \
+        body_template<__nv_bfloat16, __VA_ARGS__>(x, y, M, N, s);                                  \
+    }
+
+// Part of a row held in registers: thread t of a group of STRIDE threads holds K slots of
+// V = 16 / sizeof(T) consecutive elements; slot k starts at column begin + (k * STRIDE + t) * V,
+// so on each k the group reads one contiguous, coalesced stretch. Columns at or past `end`
+// read as -inf (they add nothing to the max or the sum) and are never written back.
+// `vec` says rows are 16-byte aligned (then one 16-byte load per slot; `end` is a multiple
+// of V); otherwise every element is loaded on its own.
+template <typename T, int K, int STRIDE>
+__device__ __forceinline__ void load_slots(const T* row, int begin, int end, int t, bool vec,
+                                           float (&v)[K][Vec16<T>::size]) {
+    constexpr int V = Vec16<T>::size;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        int col = begin + (k * STRIDE + t) * V;
+        if (vec) {
+            if (col < end) load16(row + col, v[k]);
+            else
+#pragma unroll
+                for (int i = 0; i < V; ++i) v[k][i] = -CUDART_INF_F;
+        } else {
+#pragma unroll
+            for (int i = 0; i < V; ++i) v[k][i] = col + i < end ? to_float(row[col + i]) : -CUDART_INF_F;
+        }
+    }
+}
+
+template <typename T, int K, int STRIDE>
+__device__ __forceinline__ void store_slots(T* row, int begin, int end, int t, bool vec,
+                                            const float (&v)[K][Vec16<T>::size]) {
+    constexpr int V = Vec16<T>::size;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        int col = begin + (k * STRIDE + t) * V;
+        if (vec) {
+            if (col < end) store16(row + col, v[k]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < V; ++i)
+                if (col + i < end) row[col + i] = from_float<T>(v[k][i]);
+        }
+    }
+}
+
+// Replace each held value by exp(x - m) for the thread's own maximum m, and return {m, sum}.
+template <int K, int V>
+__device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
+    float m = -CUDART_INF_F;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i) m = fmaxf(m, v[k][i]);
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            v[k][i] = m == -CUDART_INF_F ? 0.f : exp2f((v[k][i] - m) * LOG2E);
+            s += v[k][i];
+        }
+    return {m, s};
+}
+
+// Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row.
+template <int K, int V>
+__device__ __forceinline__ void rescale(float (&v)[K][V], float m_own, MaxSum row) {
+    float f = exp2f((m_own - row.m) * LOG2E) / row.s;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[k][i] *= f;
+}
+
+// [start:group_merge]
+// Merge the {max, sum} partials of the GROUP threads that share a row.
+template <int GROUP>
+__device__ __forceinline__ MaxSum group_merge(MaxSum v) {
+    if constexpr (GROUP <= 32) {
+        return warp_merge(v, GROUP);  // lanes of a group are adjacent: shuffles within GROUP
+    } else {
+        __shared__ MaxSum part[GROUP / 32];
+        __shared__ MaxSum total;
+        int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        v = warp_merge(v);
+        if (lane == 0) part[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            v = lane < GROUP / 32 ? part[lane] : MaxSum{-CUDART_INF_F, 0.f};
+            v = warp_merge(v);
+            if (lane == 0) total = v;
+        }
+        __syncthreads();
+        MaxSum r = total;
+        __syncthreads();  // `total` is rewritten for the next row
+        return r;
+    }
+}
+// [end:group_merge]
