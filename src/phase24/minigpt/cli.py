@@ -1,0 +1,120 @@
+"""`python -m phase24 minigpt train|sample|parity|speed`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from .config import GELU_C, PRESETS, TINY, TINY_TRAIN, TrainConfig
+
+
+def _model_args(p: argparse.ArgumentParser, preset: str) -> None:
+    p.add_argument("--preset", choices=sorted(PRESETS), default=preset, help=f"model size (default {preset})")
+    for name in ("n_layer", "n_head", "n_embd", "block_size"):
+        p.add_argument("--" + name.replace("_", "-"), type=int, help="override the preset")
+    p.add_argument("--batch-size", type=int)
+
+
+def _configs(a):
+    cfg = PRESETS[a.preset]
+    over = {k: getattr(a, k) for k in ("n_layer", "n_head", "n_embd", "block_size") if getattr(a, k, None)}
+    cfg = dataclasses.replace(cfg, **over)
+    tc = TINY_TRAIN if a.preset == "tiny" else TrainConfig()
+    if getattr(a, "batch_size", None):
+        tc = dataclasses.replace(tc, batch_size=a.batch_size)
+    if getattr(a, "lr", None):
+        tc = dataclasses.replace(tc, lr=a.lr)
+    if getattr(a, "seed", None) is not None:
+        tc = dataclasses.replace(tc, seed=a.seed)
+    return cfg, tc
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    mg = subparsers.add_parser("minigpt", help="NumPy MiniGPT, its PyTorch port, parity and speed",
+                               description="A byte-level GPT in NumPy and in PyTorch, trained on the chapter's "
+                                           "own text (shipped in the package; nothing is downloaded).")
+    sub = mg.add_subparsers(dest="minigpt_cmd", required=True)
+
+    t = sub.add_parser("train", help="train from scratch or from a checkpoint; writes an .npz checkpoint")
+    t.add_argument("--impl", choices=["numpy", "torch"], default="numpy")
+    t.add_argument("--device", default="cpu", help="cpu or cuda (torch only)")
+    t.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    t.add_argument("--steps", type=int, default=300)
+    t.add_argument("--lr", type=float)
+    t.add_argument("--seed", type=int, help="seed of the initial weights")
+    t.add_argument("--init", help="checkpoint to continue from (written by either implementation)")
+    t.add_argument("--out", help="checkpoint to write (default out/minigpt/<impl>.npz)")
+    t.add_argument("--log-every", type=int, default=50)
+    t.add_argument("--corpus", help="another UTF-8 text file (default: the shipped corpus.txt)")
+    t.add_argument("--no-progress", action="store_true")
+    _model_args(t, "small")
+
+    s = sub.add_parser("sample", help="generate text from a checkpoint")
+    s.add_argument("--ckpt", required=True)
+    s.add_argument("--impl", choices=["numpy", "torch"], default="numpy")
+    s.add_argument("--device", default="cpu")
+    s.add_argument("--prompt", default="The GPU ")
+    s.add_argument("-n", "--num-bytes", type=int, default=300)
+    s.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
+    s.add_argument("--top-k", type=int)
+    s.add_argument("--seed", type=int, default=0)
+
+    p = sub.add_parser("parity", help="float64 NumPy <-> PyTorch parity report (idiomatic and exact)")
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--exact-steps", type=int, default=100)
+    p.add_argument("--no-exact", action="store_true", help="skip the bit-exact mode")
+    p.add_argument("--gelu-c", type=float, default=GELU_C,
+                   help="GELU constant of the NumPy side (0.0447 plants the error the check must catch)")
+    _model_args(p, "tiny")
+
+    sp = sub.add_parser("speed", help="training tokens/s: numpy-cpu, torch-cpu, torch-cuda")
+    sp.add_argument("--dtype", choices=["float64", "float32"], default="float32")
+    sp.add_argument("--steps", type=int, default=20, help="timed steps on the CPU")
+    sp.add_argument("--gpu-steps", type=int, default=200, help="timed steps on the GPU")
+    sp.add_argument("--backends", default="numpy-cpu,torch-cpu,torch-cuda")
+    sp.add_argument("--json", help="write the figures to this JSON file")
+    _model_args(sp, "small")
+    return mg
+
+
+def run(args) -> int:
+    cmd = args.minigpt_cmd
+    if cmd == "train":
+        from .train import train
+
+        cfg, tc = _configs(args)
+        out = args.out or f"out/minigpt/{args.impl}.npz"
+        train(args.impl, None if args.init else cfg, None if args.init else tc, args.steps, args.device,
+              args.dtype, args.init, out, args.log_every, progress=not args.no_progress, corpus=args.corpus)
+        return 0
+    if cmd == "sample":
+        from .train import sample
+
+        text = sample(args.ckpt, args.impl, args.prompt, args.num_bytes, args.temperature, args.top_k, args.seed,
+                      args.device)
+        sys.stdout.write(text.decode("utf-8", errors="replace") + "\n")
+        return 0
+    if cmd == "parity":
+        from .parity import report
+
+        cfg, tc = _configs(args)
+        ok = report(cfg, tc, args.steps, args.exact_steps, args.gelu_c, not args.no_exact)
+        return 0 if ok else 1
+    if cmd == "speed":
+        from .speed import speed
+
+        cfg, tc = _configs(args)
+        speed(cfg, tc, args.dtype, args.steps, args.gpu_steps, backends=args.backends.split(","),
+              json_path=args.json)
+        return 0
+    raise SystemExit(f"unknown minigpt command {cmd!r}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m phase24.minigpt")
+    add_parser(ap.add_subparsers(dest="command", required=True))
+    return run(ap.parse_args(argv))
+
+
+__all__ = ["add_parser", "run", "main", "TINY"]
