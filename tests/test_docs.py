@@ -1,0 +1,320 @@
+"""Checks on the course site under docs/ (MkDocs Material + mkdocs-static-i18n, suffix structure).
+
+(a) Every English page ``X.md`` has a Spanish twin ``X.es.md`` (and every Spanish page an English
+    one) with the same heading structure (the same sequence of heading levels), the same fenced
+    code blocks, and the same results placeholders. Code is compared exactly, comments included:
+    code and its comments are in English in both languages. Mermaid diagrams are the one exception:
+    their labels are prose and are translated, so only their structure (node ids, arrows, subgraphs,
+    with every label removed) must match.
+(b) ``mkdocs build --strict`` succeeds (into a temporary directory, run from the repository root,
+    because pymdownx.snippets resolves its base_path against the working directory).
+(c) Every pymdownx.snippets reference (``--8<-- "path"`` or ``--8<-- "path:section"``) points to an
+    existing file and, for a named section, to a file holding both ``[start:section]`` and
+    ``[end:section]`` markers, in that order.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+SNIPPET_BASE = ROOT  # mkdocs.yml: pymdownx.snippets base_path: ["."], built from the repository root
+
+FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+\S")
+PLACEHOLDER = re.compile(r"<!--\s*results:.*?-->", re.S)
+SNIPPET_INLINE = re.compile(r"^[ \t]*(?P<escape>;?)-{1,}8<-{1,}[ \t]+(?P<q>[\"'])(?P<spec>.+?)(?P=q)[ \t]*$")
+SNIPPET_BLOCK_EDGE = re.compile(r"^[ \t]*-{1,}8<-{1,}[ \t]*$")
+SECTION_SPEC = re.compile(r"^(?P<path>.+?):(?P<section>[A-Za-z_][\w-]*)$")
+LINES_SPEC = re.compile(r"^(?P<path>.+?)(?P<ranges>(?::\d*(?::\d*)?)(?:,\d*(?::\d*)?)*)$")
+
+
+# ----------------------------------------------------------------------------------------------
+# Markdown parsing: just enough to find headings and fences the way Python-Markdown sees them.
+
+
+@dataclass
+class Fence:
+    info: str
+    body: str
+    line: int
+
+
+@dataclass
+class Page:
+    headings: list[tuple[int, str]] = field(default_factory=list)  # (level, text)
+    fences: list[Fence] = field(default_factory=list)
+    placeholders: list[str] = field(default_factory=list)
+
+
+def parse(text: str) -> Page:
+    page = Page(placeholders=[" ".join(p.split()) for p in PLACEHOLDER.findall(text)])
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = FENCE_OPEN.match(line)
+        if m:
+            indent, fence, info = m["indent"], m["fence"], m["info"].strip()
+            close = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$")
+            body: list[str] = []
+            j = i + 1
+            while j < len(lines) and not close.match(lines[j]):
+                body_line = lines[j]
+                body.append(body_line[len(indent):] if body_line.startswith(indent) else body_line.lstrip())
+                j += 1
+            page.fences.append(Fence(info=info, body="\n".join(body), line=i + 1))
+            i = j + 1
+            continue
+        h = HEADING.match(line)
+        if h:
+            page.headings.append((len(h["hashes"]), line[len(h["hashes"]):].strip()))
+        i += 1
+    return page
+
+
+def mermaid_structure(body: str) -> list[str]:
+    """A mermaid diagram with every label removed: what must match across languages."""
+    out = []
+    for raw in body.splitlines():
+        line = raw.split("%%", 1)[0]
+        line = re.sub(r'"[^"]*"', '""', line)  # quoted labels, including edge labels
+        for opening, closing in ("[]", "()", "{}", "||"):
+            line = re.sub(re.escape(opening) + r"[^" + re.escape(closing) + r"]*" + re.escape(closing),
+                          opening + closing, line)
+        line = " ".join(line.split())
+        if line:
+            out.append(line)
+    return out
+
+
+def english_pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if not p.name.endswith(".es.md"))
+
+
+def spanish_pages() -> list[Path]:
+    return sorted(DOCS.rglob("*.es.md"))
+
+
+def twin(english: Path) -> Path:
+    return english.with_name(english.name[: -len(".md")] + ".es.md")
+
+
+def _id(p: Path) -> str:
+    return str(p.relative_to(DOCS))
+
+
+# ----------------------------------------------------------------------------------------------
+# (a) bilingual twins
+
+
+def test_docs_has_pages():
+    assert (DOCS / "index.md").is_file(), "docs/index.md (the site home) is missing"
+    assert english_pages(), "no pages under docs/"
+
+
+@pytest.mark.parametrize("english", english_pages(), ids=_id)
+def test_spanish_twin_exists(english: Path):
+    assert twin(english).is_file(), f"{_id(english)} has no Spanish twin {_id(twin(english))}"
+
+
+@pytest.mark.parametrize("spanish", spanish_pages(), ids=_id)
+def test_english_twin_exists(spanish: Path):
+    english = spanish.with_name(spanish.name[: -len(".es.md")] + ".md")
+    assert english.is_file(), f"{_id(spanish)} has no English original {_id(english)}"
+
+
+def _pair(english: Path) -> tuple[Page, Page]:
+    es = twin(english)
+    if not es.is_file():
+        pytest.skip(f"no twin for {_id(english)} (reported by test_spanish_twin_exists)")
+    return parse(english.read_text(encoding="utf-8")), parse(es.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("english", english_pages(), ids=_id)
+def test_twins_have_same_heading_structure(english: Path):
+    en, es = _pair(english)
+    en_levels = [level for level, _ in en.headings]
+    es_levels = [level for level, _ in es.headings]
+    if en_levels != es_levels:
+        rows = [f"  {'#' * a if a else '-':7} {ta[:45]:45} | {'#' * b if b else '-':7} {tb[:45]}"
+                for (a, ta), (b, tb) in _zip_longest(en.headings, es.headings)]
+        pytest.fail(f"{_id(english)} and its Spanish twin differ in heading structure:\n"
+                    + "\n".join(rows))
+
+
+def _zip_longest(a: list[tuple[int, str]], b: list[tuple[int, str]]):
+    n = max(len(a), len(b))
+    pad = (0, "")
+    return [(a[i] if i < len(a) else pad, b[i] if i < len(b) else pad) for i in range(n)]
+
+
+@pytest.mark.parametrize("english", english_pages(), ids=_id)
+def test_twins_have_same_code_blocks(english: Path):
+    en, es = _pair(english)
+    assert len(en.fences) == len(es.fences), (
+        f"{_id(english)} has {len(en.fences)} fenced blocks, its Spanish twin {len(es.fences)}")
+    for k, (a, b) in enumerate(zip(en.fences, es.fences), start=1):
+        where = f"{_id(english)}: fenced block {k} (English line {a.line}, Spanish line {b.line})"
+        assert a.info == b.info, f"{where}: info string {a.info!r} vs {b.info!r}"
+        if a.info.split()[:1] == ["mermaid"]:
+            assert mermaid_structure(a.body) == mermaid_structure(b.body), (
+                f"{where}: the diagrams differ in structure (labels aside)")
+        else:
+            assert a.body == b.body, f"{where}: the code differs between the languages"
+
+
+@pytest.mark.parametrize("english", english_pages(), ids=_id)
+def test_twins_have_same_results_placeholders(english: Path):
+    en, es = _pair(english)
+    assert en.placeholders == es.placeholders, (
+        f"{_id(english)}: results placeholders differ: {en.placeholders} vs {es.placeholders}")
+
+
+def test_parser_ignores_headings_inside_fences():
+    page = parse("# A\n\n```python\n# not a heading\n```\n\n    ```bash\n    ## nor this\n    ```\n## B\n")
+    assert [level for level, _ in page.headings] == [1, 2]
+    assert [f.body for f in page.fences] == ["# not a heading", "## nor this"]
+
+
+def test_mermaid_structure_ignores_labels_only():
+    en = 'flowchart LR\n  A["Predict"] -- "yes" --> B{"Matches?"}\n'
+    es = 'flowchart LR\n  A["Predice"] -- "sí" --> B{"¿Coincide?"}\n'
+    other = 'flowchart LR\n  A["Predice"] --> C{"¿Coincide?"}\n'
+    assert mermaid_structure(en) == mermaid_structure(es)
+    assert mermaid_structure(en) != mermaid_structure(other)
+
+
+# ----------------------------------------------------------------------------------------------
+# (c) snippet references
+
+
+@dataclass
+class SnippetRef:
+    page: Path
+    line: int
+    spec: str
+
+
+def snippet_refs(page: Path, text: str) -> list[SnippetRef]:
+    refs: list[SnippetRef] = []
+    lines = text.splitlines()
+    in_block = False
+    for n, line in enumerate(lines, start=1):
+        if SNIPPET_BLOCK_EDGE.match(line):
+            in_block = not in_block
+            continue
+        if in_block:
+            spec = line.strip()
+            if spec and not spec.startswith(";"):
+                refs.append(SnippetRef(page, n, spec))
+            continue
+        m = SNIPPET_INLINE.match(line)
+        if m and not m["escape"]:
+            refs.append(SnippetRef(page, n, m["spec"]))
+    return refs
+
+
+def snippet_problem(spec: str, base: Path) -> str | None:
+    """What is wrong with one snippet reference, or None when it resolves."""
+    if re.match(r"^[a-z]+://", spec):
+        return f"{spec!r}: remote snippets are not allowed on this site"
+    section = None
+    m = SECTION_SPEC.match(spec)
+    if m and not (base / spec).is_file():
+        path, section = m["path"], m["section"]
+    else:
+        m = LINES_SPEC.match(spec)
+        path = m["path"] if m and not (base / spec).is_file() else spec
+    target = base / path
+    if not target.is_file():
+        return f"{spec!r}: no file {path!r} under {base}"
+    if section is None:
+        return None
+    text = target.read_text(encoding="utf-8", errors="replace")
+    start = re.search(r"^.*\[start:" + re.escape(section) + r"\].*$", text, re.M)
+    end = re.search(r"^.*\[end:" + re.escape(section) + r"\].*$", text, re.M)
+    if not start or not end:
+        missing = " and ".join(f"[{w}:{section}]" for w, hit in (("start", start), ("end", end)) if not hit)
+        return f"{spec!r}: {path} has no {missing} marker"
+    if end.start() < start.start():
+        return f"{spec!r}: in {path}, [end:{section}] comes before [start:{section}]"
+    return None
+
+
+def all_snippet_refs() -> list[SnippetRef]:
+    refs: list[SnippetRef] = []
+    for page in sorted(DOCS.rglob("*.md")):
+        refs.extend(snippet_refs(page, page.read_text(encoding="utf-8")))
+    return refs
+
+
+def test_snippet_references_resolve():
+    problems = [f"{_id(r.page)}:{r.line}: {p}" for r in all_snippet_refs()
+                if (p := snippet_problem(r.spec, SNIPPET_BASE))]
+    assert not problems, "broken snippet references:\n" + "\n".join(problems)
+
+
+def test_snippet_checker_catches_broken_references(tmp_path: Path):
+    src = tmp_path / "src" / "k.cu"
+    src.parent.mkdir()
+    src.write_text("// [start:kernel]\n__global__ void k() {}\n// [end:kernel]\n// [end:late]\n// [start:late]\n")
+    page = tmp_path / "p.md"
+    page.write_text(
+        "```cuda\n"
+        '--8<-- "src/k.cu:kernel"\n'
+        '--8<-- "src/k.cu"\n'
+        '--8<-- "src/k.cu:1:2"\n'
+        '--8<-- "src/k.cu:nope"\n'
+        '--8<-- "src/k.cu:late"\n'
+        '--8<-- "src/missing.cu:kernel"\n'
+        ';--8<-- "src/escaped.cu"\n'
+        "```\n"
+        "--8<--\nsrc/k.cu\nsrc/also_missing.cu\n--8<--\n")
+    refs = snippet_refs(page, page.read_text())
+    verdict = {r.spec: snippet_problem(r.spec, tmp_path) for r in refs}
+    assert set(verdict) == {"src/k.cu:kernel", "src/k.cu", "src/k.cu:1:2", "src/k.cu:nope",
+                            "src/k.cu:late", "src/missing.cu:kernel", "src/also_missing.cu"}
+    assert verdict["src/k.cu:kernel"] is None
+    assert verdict["src/k.cu"] is None
+    assert verdict["src/k.cu:1:2"] is None
+    assert "[start:nope]" in verdict["src/k.cu:nope"]
+    assert "comes before" in verdict["src/k.cu:late"]
+    assert "no file" in verdict["src/missing.cu:kernel"]
+    assert "no file" in verdict["src/also_missing.cu"]
+
+
+# ----------------------------------------------------------------------------------------------
+# (b) the strict build
+
+
+def _missing_docs_stack() -> list[str]:
+    wanted = {"mkdocs": "mkdocs", "material": "mkdocs-material", "mkdocs_static_i18n": "mkdocs-static-i18n",
+              "pymdownx": "pymdown-extensions"}
+    return [dist for mod, dist in wanted.items() if importlib.util.find_spec(mod) is None]
+
+
+def test_mkdocs_build_strict(tmp_path: Path):
+    missing = _missing_docs_stack()
+    if missing:
+        pytest.skip("the docs stack is not installed (missing: " + ", ".join(missing)
+                    + "); install it with: pip install -e '.[docs]'")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean", "-q",
+         "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, (
+        f"mkdocs build --strict failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    for page in ("index.html", "es/index.html", "phase-24-cuda-triton/index.html",
+                 "es/phase-24-cuda-triton/index.html"):
+        assert (tmp_path / "site" / page).is_file(), f"the build produced no {page}"
