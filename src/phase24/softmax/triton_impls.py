@@ -1,3 +1,340 @@
-"""Triton softmax implementations (filled in below)."""
+"""Triton softmax implementations: ``triton-naive`` and ``triton``.
 
-IMPLEMENTATIONS: dict = {}
+``triton-naive`` is the direct translation: one program per row, the whole row in one block.
+
+``triton`` picks one of three shapes of work from the row length N (padded to a power of two,
+BLOCK_N), the element size and the number of rows M:
+
+* short rows (BLOCK_N * element size <= 2 KB): ``rows_kernel`` with a tile of several rows, so
+  that each program moves ~16 KB; without this a 128-float row keeps a program busy for 512 bytes.
+* medium rows (BLOCK_N up to 32768 float32 / 16384 16-bit values: 32 values per thread at 32
+  warps, no spills): ``rows_kernel`` with one row per tile, persistent programs (grid = SMs x the
+  programs that fit on an SM) striding over rows; this is the design measured at 3.8-3.95 TB/s
+  for float32 N = 1K-32K on the H200 (h200-measured.md).
+* long rows, or few rows (M < SMs, N >= 4096): ``split_kernel``. A row is cut into chunks of SEG
+  values spread over S programs. A single program per row cannot hold a 1 MB row on chip, and
+  reading it twice (online max/sum, then again to write) is 3 passes of traffic, at best 67% of
+  copy: with 132 rows of 1 MB in flight the re-read misses the L2. Here each program keeps its
+  chunk in registers, publishes (max, sum) of it, waits until the S partials of its row are in
+  (they are being computed at the same moment by neighbouring tickets), combines them and writes
+  from registers: one read, one write, like a fused softmax of a short row. Few rows are split for
+  the same reason: 8 rows of 131072 on 8 SMs would leave 124 SMs idle.
+
+On a GPU, bulk shapes (M >= SMs, M*N >= 2^22) are autotuned once per (dtype, BLOCK_N) among a
+few candidate plans (set PHASE24_TRITON_AUTOTUNE=0 to use the first, heuristic one);
+``chosen_config(x)`` says which plan runs for ``x``. Without a GPU, with TRITON_INTERPRET=1, the
+same kernels run in Triton's interpreter (the split runs as two launches there: the interpreter
+runs programs one after another, so one cannot wait for another).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+
+import torch
+
+from phase24.softmax.args import (SoftmaxArgumentError, check_input, run_rows,
+                                  triton_interpreter_active)
+
+try:
+    import triton  # noqa: F401  (the kernels are wrapped lazily, see triton_kernels.kernel)
+    TRITON_AVAILABLE = True
+except ImportError:
+    TRITON_AVAILABLE = False
+
+# Dispatch thresholds (module constants so that tests and learners can move them).
+SHORT_ROW_BYTES = 2048           # BLOCK_N * element size up to this: several rows per tile
+ROWS_TILE = 2048                 # elements per tile for short and medium-short rows
+ROWS_MAX_BLOCK = {4: 32768, 2: 16384}  # longest BLOCK_N the default plan holds in one block
+ROWS_MAX_CANDIDATE = 32768       # longest BLOCK_N the autotuner also tries in one block
+FEW_ROWS_SPLIT_MIN_N = 4096      # with M < SMs, rows at least this long are split
+SPLIT_CHUNK_BYTES = 32768        # bytes per chunk of a split row (bulk): 8192 fp32, 16384 bf16
+SPLIT_SEG_MIN = 2048             # smallest chunk when splitting few rows
+NAIVE_MAX_N = 65536              # triton-naive holds a row in one block; beyond this it refuses
+INTERPRETER_SMS = 4              # the "number of SMs" used to size grids in the interpreter
+SPIN_LIMIT = 1 << 20             # polls before a split program gives up (and writes NaN)
+TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings mean something)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How ``triton`` runs one shape. Fields unused by a path are left at their defaults."""
+
+    path: str                    # "rows" or "split"
+    num_warps: int = 4
+    block_m: int = 1             # rows: rows per tile
+    per_sm: int = 0              # rows: 0 = one tile per program; k = persistent grid of k x SMs
+    num_stages: int = 1          # rows: software-pipelining depth of the tile loop
+    seg: int = 8192              # split: elements per chunk
+    s_max: int = 0               # split: cap on programs per row (0 = number of SMs)
+    mode: str = "auto"           # split: "fused" (one kernel), "twopass", or "auto"
+    spin_limit: int = 0          # split: 0 = SPIN_LIMIT
+
+    def describe(self, n: int | None = None, sms: int | None = None) -> str:
+        if self.path == "rows":
+            bn = f"{_next_pow2(n)}" if n is not None else "BLOCK_N"
+            grid = ("one tile per program" if self.per_sm == 0
+                    else f"persistent grid {self.per_sm}xSMs")
+            return (f"rows_kernel: tile {self.block_m}x{bn}, {self.num_warps} warps, {grid}, "
+                    f"num_stages={self.num_stages}")
+        text = f"split_kernel: chunks of {self.seg}, {self.num_warps} warps"
+        if n is not None and sms is not None:
+            s, cpp = _split_shape(n, self.seg, self.s_max or sms)
+            text += f", {s} programs per row x {cpp} chunk(s)"
+        return text + f", mode={self._mode()}"
+
+    def _mode(self) -> str:
+        if self.mode != "auto":
+            return self.mode
+        if triton_interpreter_active():
+            return "twopass"
+        return os.environ.get("PHASE24_TRITON_SPLIT_MODE", "fused")
+
+
+def _next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def _prev_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n.bit_length() - 1)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _split_shape(n: int, seg: int, s_max: int) -> tuple[int, int]:
+    """(programs per row, chunks per program) for a row of n values cut into chunks of seg."""
+    chunks = max(1, _cdiv(n, seg))
+    s = min(chunks, max(1, s_max))
+    cpp = _cdiv(chunks, s)
+    return _cdiv(chunks, cpp), cpp
+
+
+_SMS: dict = {}
+
+
+def _num_sms(device: torch.device) -> int:
+    if device.type != "cuda":
+        return INTERPRETER_SMS
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    if idx not in _SMS:
+        _SMS[idx] = torch.cuda.get_device_properties(idx).multi_processor_count
+    return _SMS[idx]
+
+
+# Register budget (ptxas -v for sm_90a, checked on the CPU): with ~16 float32 values per thread
+# (ept) every kernel below stays at <= 64 registers, so 2048 threads fit on an SM. At ept = 32 the
+# split kernel needs ~105 registers (it holds its chunk across the wait) and a 32x128 tile ~160.
+
+
+def _rows_plan(bn: int, tile: int, ept: int, per_sm: int, stages: int) -> Plan:
+    """A rows plan: tiles of max(tile, bn) elements, ~ept float32 values per thread."""
+    block_m = max(1, tile // bn)
+    warps = min(32, max(4, block_m * bn // (32 * ept)))
+    if per_sm < 0:  # as many programs per SM as fit by thread count (2048), at most 8
+        per_sm = min(8, 64 // warps)
+    return Plan("rows", num_warps=warps, block_m=block_m, per_sm=per_sm, num_stages=stages)
+
+
+def _split_plan(seg: int) -> Plan:
+    return Plan("split", num_warps=min(32, max(4, seg // 512)), seg=seg)  # 16 values per thread
+
+
+def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
+    """The heuristic plan (the autotuner's first candidate)."""
+    bn = _next_pow2(n)
+    seg = SPLIT_CHUNK_BYTES // elem
+    if bn * elem <= SHORT_ROW_BYTES:
+        return _rows_plan(bn, ROWS_TILE, 16, 0, 1)
+    if m < sms and n >= FEW_ROWS_SPLIT_MIN_N:
+        # Few rows: chunks small enough that ~2 programs per SM have work.
+        return _split_plan(min(seg, max(SPLIT_SEG_MIN, _prev_pow2(m * n // (2 * sms)))))
+    if bn <= ROWS_MAX_BLOCK[elem]:
+        return _rows_plan(bn, ROWS_TILE, 16 if bn < 32768 else 32, -1, 1)
+    return _split_plan(seg)
+
+
+def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
+    """The plans the autotuner times for a bulk shape; the first is the default."""
+    first = default_plan(m, n, elem, sms)
+    bn = _next_pow2(n)
+    seg = SPLIT_CHUNK_BYTES // elem
+    cands = [first]
+    if first.path == "rows" and bn * elem <= SHORT_ROW_BYTES:
+        cands += [replace(first, per_sm=8, num_stages=3),      # persistent, pipelined
+                  replace(first, per_sm=8)]                    # persistent
+    elif first.path == "rows":
+        if bn * elem <= 65536:                                 # room for 2 stages in smem
+            cands.append(replace(first, num_stages=2))
+        cands.append(replace(first, per_sm=0))                 # one tile per program
+        if bn >= seg:                                          # 2+ programs per row
+            cands.append(_split_plan(min(seg, bn // 2)))
+    else:
+        cands.append(_split_plan(seg // 2))
+        if bn <= ROWS_MAX_CANDIDATE:
+            cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
+    return cands
+
+
+# ---------------------------------------------------------------------------------------------
+# Launching
+
+
+def _launch(plan: Plan, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> None:
+    from phase24.softmax.triton_kernels import kernel
+
+    m, n = x2d.shape
+    if plan.path == "rows":
+        n_tiles = _cdiv(m, plan.block_m)
+        grid = n_tiles if plan.per_sm == 0 else min(n_tiles, plan.per_sm * sms)
+        kernel("rows")[(grid,)](
+            x2d, out, m, n, x2d.stride(0),
+            BLOCK_M=plan.block_m, BLOCK_N=_next_pow2(n), NUM_STAGES=plan.num_stages,
+            num_warps=plan.num_warps, num_stages=plan.num_stages)
+        return
+    if plan.path != "split":
+        raise ValueError(f"unknown plan path {plan.path!r}")
+    s, cpp = _split_shape(n, plan.seg, plan.s_max or sms)
+    fused = plan._mode() == "fused"
+    # One int32 buffer: [ticket counter, M arrival counters, M*S maxima, M*S sums (float32)].
+    # The counters must start at zero for every launch of the fused kernel.
+    alloc = torch.zeros if fused else torch.empty
+    ws = alloc(1 + m + 2 * m * s, dtype=torch.int32, device=x2d.device)
+    sync, parts = ws[:1 + m], ws[1 + m:].view(torch.float32)
+    common = dict(SEG=plan.seg, PBLOCK=min(256, max(16, _next_pow2(s))),
+                  SPIN_LIMIT=plan.spin_limit or SPIN_LIMIT, num_warps=plan.num_warps,
+                  num_stages=1)
+    k = kernel("split")
+    args = (x2d, out, parts, sync, m, n, x2d.stride(0), s, cpp)
+    if fused:
+        k[(m * s,)](*args, PHASE=0, **common)
+    else:
+        k[(m * s,)](*args, PHASE=1, **common)
+        k[(m * s,)](*args, PHASE=2, **common)
+
+
+_TUNED: dict = {}      # (device index, dtype, BLOCK_N) -> Plan
+TUNING_LOG: dict = {}  # same key -> [(plan description, median ms or error text)]
+
+
+def _autotune_enabled() -> bool:
+    return (not triton_interpreter_active()
+            and os.environ.get("PHASE24_TRITON_AUTOTUNE", "1") not in ("0", ""))
+
+
+def _tune_key(x2d: torch.Tensor, sms: int):
+    m, n = x2d.shape
+    if (x2d.device.type != "cuda" or not _autotune_enabled() or m < sms
+            or m * n < TUNE_MIN_ELEMENTS):
+        return None
+    return (x2d.device.index, x2d.dtype, _next_pow2(n))
+
+
+def _tune(key, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> Plan:
+    import triton.testing
+
+    m, n = x2d.shape
+    cands = candidate_plans(m, n, x2d.element_size(), sms)
+    timed, log = [], []
+    for plan in cands:
+        try:
+            _launch(plan, x2d, out, sms)  # compiles
+            ms = triton.testing.do_bench(lambda p=plan: _launch(p, x2d, out, sms),
+                                         warmup=5, rep=25, return_mode="median")
+        except Exception as exc:  # e.g. out of shared memory: skip that candidate
+            log.append((plan.describe(n, sms), f"failed: {type(exc).__name__}: {exc}"[:200]))
+            continue
+        timed.append((ms, len(timed), plan))
+        log.append((plan.describe(n, sms), ms))
+    TUNING_LOG[key] = log
+    best = min(timed)[2] if timed else cands[0]
+    _TUNED[key] = best
+    return best
+
+
+def _plan_for(x2d: torch.Tensor, out: torch.Tensor | None, sms: int) -> Plan:
+    key = _tune_key(x2d, sms)
+    if key is not None:
+        plan = _TUNED.get(key)
+        if plan is None and out is not None:
+            plan = _tune(key, x2d, out, sms)
+        if plan is not None:
+            return plan
+    m, n = x2d.shape
+    return default_plan(m, n, x2d.element_size(), sms)
+
+
+def softmax_rows(x2d: torch.Tensor, out: torch.Tensor, plan: Plan | None = None) -> None:
+    """The row kernel of ``triton``: softmax of each row of x2d into out (see args.run_rows)."""
+    if x2d.shape[1] >= 2**31 - 2**20:  # in-row offsets are int32
+        raise SoftmaxArgumentError(f"triton: rows of {x2d.shape[1]} values are too long (< 2^31)")
+    sms = _num_sms(x2d.device)
+    if plan is None:
+        plan = _plan_for(x2d, out, sms)
+    if x2d.is_cuda and x2d.device.index != torch.cuda.current_device():
+        with torch.cuda.device(x2d.device):
+            _launch(plan, x2d, out, sms)
+    else:
+        _launch(plan, x2d, out, sms)
+
+
+def naive_rows(x2d: torch.Tensor, out: torch.Tensor) -> None:
+    """The row kernel of ``triton-naive``: one program per row, BLOCK_N >= N."""
+    from phase24.softmax.triton_kernels import kernel
+
+    m, n = x2d.shape
+    bn = _next_pow2(n)
+    warps = 4 if bn <= 2048 else 8 if bn <= 8192 else 16 if bn <= 16384 else 32
+    kernel("naive")[(m,)](x2d, out, n, x2d.stride(0), BLOCK_N=bn, num_warps=warps)
+
+
+def _check(x: object, name: str) -> torch.Tensor:
+    return check_input(x, name, allow_cpu=triton_interpreter_active())
+
+
+def triton_softmax(x: torch.Tensor, *, plan: Plan | None = None) -> torch.Tensor:
+    """``triton``: softmax over the last dim; ``plan`` forces a path (tests use small ones)."""
+    _check(x, "triton")
+    if plan is None:
+        return run_rows(softmax_rows, x)
+    return run_rows(lambda a, o: softmax_rows(a, o, plan), x)
+
+
+def triton_softmax_naive(x: torch.Tensor) -> torch.Tensor:
+    """``triton-naive``: one program per row, the whole row in one block."""
+    _check(x, "triton-naive")
+    if x.shape[-1] > NAIVE_MAX_N:
+        raise SoftmaxArgumentError(
+            f"triton-naive: rows of {x.shape[-1]} values do not fit in one block (at most "
+            f"{NAIVE_MAX_N}); use impl 'triton', which splits long rows")
+    return run_rows(naive_rows, x)
+
+
+def chosen_config(x: torch.Tensor) -> str:
+    """Which plan ``triton`` runs (or would run) for a tensor like ``x``, in words."""
+    n = x.shape[-1] if x.dim() else 1
+    m = x.numel() // n if n else 0
+    sms = _num_sms(x.device)
+    key = _tune_key(x.reshape(m, n) if m * n else x.new_empty(0, 1), sms) if m * n else None
+    if key is not None and key in _TUNED:
+        origin = f"autotuned among {len(TUNING_LOG.get(key, []))} candidates"
+    elif key is not None:
+        origin = "default; autotuned at the first call"
+    else:
+        origin = "default"
+    plan = _TUNED.get(key) if key is not None and key in _TUNED else default_plan(
+        m, n, x.element_size(), sms)
+    where = "interpreter" if triton_interpreter_active() else str(x.device)
+    return f"{plan.describe(n, sms)} [{origin}; {where}]"
+
+
+def ran_in_interpreter() -> bool:
+    """True when the Triton kernels run in Triton's CPU interpreter (TRITON_INTERPRET=1)."""
+    return triton_interpreter_active()
+
+
+IMPLEMENTATIONS: dict = (
+    {"triton-naive": triton_softmax_naive, "triton": triton_softmax} if TRITON_AVAILABLE else {})

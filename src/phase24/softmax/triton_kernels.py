@@ -1,0 +1,195 @@
+"""The Triton kernels behind ``triton-naive`` and ``triton`` (softmax over the last dim).
+
+The functions below are plain Python functions; ``kernel(name)`` wraps one with ``triton.jit``
+when it is first launched. ``triton.jit`` decides at wrapping time whether a kernel is compiled for
+the GPU or run by the interpreter (``TRITON_INTERPRET=1``), so wrapping late, and once per mode,
+lets one process use both (the CPU tests switch the interpreter on and off around themselves).
+
+Every kernel reads ``x`` through a row stride (rows may start anywhere) and writes a contiguous
+``out`` of the same dtype. All arithmetic is float32. ``exp(v) = exp2(v * log2(e))``: the
+subtraction of the row maximum happens first, in float32, so that large magnitudes keep their
+precision; only the difference is scaled by log2(e).
+
+NaN and infinity follow torch.softmax: a row of -inf gives NaN (max = -inf, -inf - -inf = NaN),
+a NaN anywhere in a row makes the sum NaN and so the whole row NaN, a +inf makes the row NaN.
+"""
+
+
+import triton.language as tl
+
+from phase24.softmax.args import triton_interpreter_active
+
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+# [start:naive_kernel]
+def naive_kernel(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
+    # One program per row; the whole row sits in one block (BLOCK_N >= N).
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=float("-inf")).to(tl.float32)
+    m = tl.max(x, axis=0)
+    e = tl.exp2((x - m) * LOG2E)  # masked lanes: exp2(-inf) = 0
+    y = e / tl.sum(e, axis=0)
+    tl.store(out_ptr + row * N + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+# [end:naive_kernel]
+
+
+# [start:rows_kernel]
+def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr):
+    # A tile is BLOCK_M whole rows (BLOCK_N >= N). Short rows: many rows per tile, so a program
+    # moves enough bytes. Medium rows: BLOCK_M = 1. The grid may be smaller than the number of
+    # tiles (persistent programs): each program strides over tiles, and with NUM_STAGES > 1 the
+    # compiler prefetches the next tile's loads while the current one is reduced.
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    n_tiles = tl.cdiv(M, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    col_ok = cols < N
+    for tile in tl.range(pid, n_tiles, nprog, num_stages=NUM_STAGES):
+        rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
+        rows64 = rows.to(tl.int64)
+        mask = (rows < M)[:, None] & col_ok[None, :]
+        x = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask,
+                    other=float("-inf")).to(tl.float32)
+        m = tl.max(x, axis=1)
+        e = tl.exp2((x - m[:, None]) * LOG2E)
+        inv = 1.0 / tl.sum(e, axis=1)
+        y = e * inv[:, None]
+        tl.store(out_ptr + rows64[:, None] * N + cols[None, :], y.to(out_ptr.dtype.element_ty),
+                 mask=mask)
+# [end:rows_kernel]
+
+
+# [start:long_row_kernel]
+def split_kernel(x_ptr, out_ptr, part_ptr, sync_ptr, M, N, stride_x, S, CPP,
+                 SEG: tl.constexpr, PBLOCK: tl.constexpr, PHASE: tl.constexpr,
+                 SPIN_LIMIT: tl.constexpr):
+    # A row is split over S programs; program `seg` owns CPP chunks of SEG elements. Each program
+    # computes (max, sum of exp) of its part, publishes it to part_ptr, and every program of the
+    # row then combines the S partials and writes its own part.
+    #   PHASE 0 (GPU): one kernel. The first chunk stays in registers while the program waits
+    #     for the other S - 1 partials of its row, so with CPP = 1 the input is read once.
+    #     Programs take tickets from a counter in order, so every program waits only on tickets
+    #     already taken or still to be taken by programs that can start; with S <= number of
+    #     resident programs this cannot deadlock. The wait is bounded: a timeout writes NaN.
+    #   PHASE 1 then PHASE 2: two launches, stats then output (re-reads the input). Used by the
+    #     interpreter, which runs programs one after another and so cannot wait on a peer.
+    total = M * S
+    if PHASE == 0:
+        t = tl.atomic_add(sync_ptr, 1, sem="relaxed")
+    else:
+        t = tl.program_id(0)
+    row = t // S
+    seg = t - row * S
+    row64 = row.to(tl.int64)
+    x_row = x_ptr + row64 * stride_x
+    o_row = out_ptr + row64 * N
+    # int32 offsets inside the row (the wrapper keeps N + CPP*SEG < 2^31): int64 ones per element
+    # cost ~64 more registers, and the chunk must stay in registers across the wait.
+    offs = seg * (CPP * SEG) + tl.arange(0, SEG)
+
+    if PHASE != 2:
+        x0 = tl.load(x_row + offs, mask=offs < N, other=float("-inf")).to(tl.float32)
+        m = tl.max(x0, axis=0)
+        # A chunk of only -inf publishes (max=-inf, sum=0) rather than NaN, so that it adds
+        # nothing to a row that has finite values elsewhere.
+        m_safe = tl.where(m == float("-inf"), 0.0, m)
+        s = tl.sum(tl.exp2((x0 - m_safe) * LOG2E), axis=0)
+        for c in range(1, CPP):  # online update over the program's further chunks
+            offs_c = offs + c * SEG
+            xc = tl.load(x_row + offs_c, mask=offs_c < N, other=float("-inf")).to(tl.float32)
+            m_new = tl.maximum(m, tl.max(xc, axis=0))
+            m_new_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+            s = s * tl.exp2((m - m_new_safe) * LOG2E) \
+                + tl.sum(tl.exp2((xc - m_new_safe) * LOG2E), axis=0)
+            m = m_new
+        tl.store(part_ptr + t, m)
+        tl.store(part_ptr + total + t, s)
+
+    if PHASE == 0:
+        arrived = sync_ptr + 1 + row
+        tl.debug_barrier()  # the partial's stores happen before the release below
+        cnt = tl.atomic_add(arrived, 1, sem="acq_rel") + 1
+        spins = tl.zeros_like(cnt)
+        while (cnt < S) & (spins < SPIN_LIMIT):
+            cnt = tl.atomic_add(arrived, 0, sem="acquire")
+            spins += 1
+        ok = cnt >= S
+
+    if PHASE != 1:
+        # Combine the row's partials: M = max m_i, S = sum s_i * exp(m_i - M). Loads bypass L1
+        # (.cg) so that no stale line from before the other programs' stores is read.
+        pbase = part_ptr + row * S
+        pidx = tl.arange(0, PBLOCK)
+        pm = tl.load(pbase + pidx, mask=pidx < S, other=float("-inf"), cache_modifier=".cg")
+        m_row = tl.max(pm, axis=0)
+        for p in range(PBLOCK, S, PBLOCK):
+            pm = tl.load(pbase + p + pidx, mask=p + pidx < S, other=float("-inf"),
+                         cache_modifier=".cg")
+            m_row = tl.maximum(m_row, tl.max(pm, axis=0))
+        pm = tl.load(pbase + pidx, mask=pidx < S, other=float("-inf"), cache_modifier=".cg")
+        ps = tl.load(pbase + total + pidx, mask=pidx < S, other=0.0, cache_modifier=".cg")
+        s_row = tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0)
+        for p in range(PBLOCK, S, PBLOCK):
+            pmask = p + pidx < S
+            pm = tl.load(pbase + p + pidx, mask=pmask, other=float("-inf"), cache_modifier=".cg")
+            ps = tl.load(pbase + total + p + pidx, mask=pmask, other=0.0, cache_modifier=".cg")
+            s_row += tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0)
+        inv = 1.0 / s_row
+        if PHASE == 0:
+            inv = tl.where(ok, inv, float("nan"))
+        else:
+            x0 = tl.load(x_row + offs, mask=offs < N, other=float("-inf")).to(tl.float32)
+        y0 = tl.exp2((x0 - m_row) * LOG2E) * inv
+        tl.store(o_row + offs, y0.to(out_ptr.dtype.element_ty), mask=offs < N)
+        for c in range(1, CPP):  # further chunks are read again (from L2 when recent)
+            offs_c = offs + c * SEG
+            xc = tl.load(x_row + offs_c, mask=offs_c < N, other=float("-inf")).to(tl.float32)
+            yc = tl.exp2((xc - m_row) * LOG2E) * inv
+            tl.store(o_row + offs_c, yc.to(out_ptr.dtype.element_ty), mask=offs_c < N)
+# [end:long_row_kernel]
+
+
+def install_interpreter_numpy_fix() -> None:
+    """Let Triton 3.6's interpreter use runtime ints as loop bounds under NumPy >= 2.4.
+
+    The interpreter holds every scalar as a 1-element array and converts it with ``int(array)``,
+    which NumPy 2.4 refuses ("only 0-dimensional arrays can be converted to Python scalars"), so
+    ``for i in range(n)`` with a kernel argument ``n`` fails there. This wraps the interpreter's
+    patching of ``tl.tensor`` so ``__index__`` reads the single element instead. Idempotent.
+    """
+    import triton.runtime.interpreter as interp
+
+    if getattr(interp._patch_lang_tensor, "_phase24_fix", False):
+        return
+    original = interp._patch_lang_tensor
+
+    def patched(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+
+    patched._phase24_fix = True
+    interp._patch_lang_tensor = patched
+
+
+_RAW = {"naive": naive_kernel, "rows": rows_kernel, "split": split_kernel}
+_WRAPPED: dict = {}
+
+
+def kernel(name: str):
+    """The named kernel wrapped for the current mode (GPU compile or interpreter)."""
+    interp = triton_interpreter_active()
+    fn = _WRAPPED.get((name, interp))
+    if fn is None:
+        if interp:
+            from triton.runtime.interpreter import InterpretedFunction
+            install_interpreter_numpy_fix()
+            fn = InterpretedFunction(_RAW[name])
+        else:
+            from triton.runtime.jit import JITFunction
+            fn = JITFunction(_RAW[name])
+        _WRAPPED[(name, interp)] = fn
+    return fn
