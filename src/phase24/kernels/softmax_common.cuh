@@ -100,18 +100,18 @@ __device__ __forceinline__ MaxSum warp_merge(MaxSum v, int width = 32) {
     }
 
 // The same, for kernels templated on a configuration as well: softmax_<tag>_<dtype> runs
-// body_template<T, config...>, with __launch_bounds__(max_threads) so ptxas keeps the
+// body_template<T, config...>, with __launch_bounds__(max_threads, 1) so ptxas keeps the
 // registers of a block of max_threads threads within what one SM has.
 #define SOFTMAX_EXPORT_CFG(tag, max_threads, body_template, ...)                                  \
-    extern "C" __global__ void __launch_bounds__(max_threads)                                     \
+    extern "C" __global__ void __launch_bounds__(max_threads, 1)                                     \
         softmax_##tag##_f32(const float* x, float* y, long long M, int N, long long s) {          \
         body_template<float, __VA_ARGS__>(x, y, M, N, s);                                          \
     }                                                                                              \
-    extern "C" __global__ void __launch_bounds__(max_threads)                                     \
+    extern "C" __global__ void __launch_bounds__(max_threads, 1)                                     \
         softmax_##tag##_f16(const __half* x, __half* y, long long M, int N, long long s) {        \
         body_template<__half, __VA_ARGS__>(x, y, M, N, s);                                         \
     }                                                                                              \
-    extern "C" __global__ void __launch_bounds__(max_threads) softmax_##tag##_bf16(               \
+    extern "C" __global__ void __launch_bounds__(max_threads, 1) softmax_##tag##_bf16(               \
         const __nv_bfloat16* x, __nv_bfloat16* y, long long M, int N, long long s) {               \
         body_template<__nv_bfloat16, __VA_ARGS__>(x, y, M, N, s);                                  \
     }

@@ -63,7 +63,7 @@ __device__ void cluster_softmax(const T* x, T* y, long long M, int N, long long 
 // [end:kernel]
 
 #define V5_ONE(name, ctype, T, THREADS, K, CLUSTER)                                              \
-    extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)        \
+    extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)        \
         name(const ctype* x, ctype* y, long long M, int N, long long s) {                         \
         cluster_softmax<T, THREADS, K, CLUSTER>(x, y, M, N, s);                                   \
     }

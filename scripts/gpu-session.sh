@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one go: doctor, lab 00, GPU tests, compute-sanitizer,
+# (optionally) tuning, the benchmark and the profiles. Logs and results go to OUTDIR.
+#
+#   bash scripts/gpu-session.sh OUTDIR [steps...]
+#   steps: doctor tests sanitize tune bench profile minigpt   (default: all but tune)
+set -uo pipefail
+out=${1:?usage: gpu-session.sh OUTDIR [steps...]}
+shift
+steps=${*:-doctor tests sanitize bench profile minigpt}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+mkdir -p "$out"
+export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PHASE24_CACHE=${PHASE24_CACHE:-$root/.cache/phase24}
+py=${PYTHON:-python3}
+status=0
+summary=()
+
+step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verdict
+    local name=$1; shift
+    local t0=$SECONDS
+    echo "=== $name: $*"
+    "$@" > "$out/$name.log" 2>&1
+    local rc=$?
+    tail -n 25 "$out/$name.log"
+    summary+=("$(printf '%-12s rc=%-3s %4ss' "$name" "$rc" $((SECONDS - t0)))")
+    [ $rc -eq 0 ] || status=1
+}
+
+for s in $steps; do
+    case $s in
+    doctor)   step doctor "$py" -m phase24 doctor
+              step hello "$py" -m phase24 hello ;;
+    tests)    step tests "$py" -m pytest -q -x -m gpu -p no:cacheprovider tests ;;
+    sanitize) for tool in memcheck racecheck synccheck; do
+                  step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                      "$py" scripts/sanitize_softmax.py
+              done ;;
+    tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json" ;;
+    bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;
+    profile)  step profile "$py" -m phase24 profile softmax --all --out "$out" ;;
+    minigpt)  step minigpt "$py" -m phase24 minigpt speed --json "$out/minigpt_speed.json" ;;
+    *)        echo "unknown step $s"; status=1 ;;
+    esac
+done
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -1,0 +1,57 @@
+"""Run every CUDA C softmax on small shapes, for compute-sanitizer (memcheck, racecheck, synccheck).
+
+Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py
+Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
+configuration once; exits non-zero on a wrong result.
+"""
+
+import sys
+
+import torch
+
+from phase24.harness.check import compare
+from phase24.softmax import IMPLEMENTATIONS, softmax_reference
+from phase24.softmax import cuda_impls as ci
+from phase24.softmax.args import check_input, run_rows
+
+
+def forced(rows, config):
+    def fn(x):
+        check_input(x, "forced")
+        return run_rows(lambda a, b: rows(a, b, config=config), x)
+    return fn
+
+
+def main() -> int:
+    torch.manual_seed(0)
+    runs = []
+    for name, fn in IMPLEMENTATIONS.items():
+        if name.startswith("cuda"):
+            for shape in ((3, 1), (5, 130), (4, 1000), (2, 5000), (2, 40000)):
+                runs.append((name, fn, shape, False))
+            runs.append((name, fn, (3, 257), True))
+    for cfg in ci.V4_CONFIGS:
+        n = cfg[0] * cfg[1] * 4
+        runs.append((f"v4{cfg}", forced(ci.rows_v4, cfg), (3, n - 1), False))
+    for cfg in ci.V5_CONFIGS + ci.V5_CONFIGS_F32:
+        n = cfg[0] * cfg[1] * cfg[2] * 4
+        runs.append((f"v5{cfg}", forced(ci.rows_v5, cfg), (2, n), False))
+    bad = 0
+    for name, fn, (m, n), sliced in runs:
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            if name.startswith("v5") and tuple(map(int, name[3:-1].split(", "))) in \
+                    ci.V5_CONFIGS_F32 and dtype != torch.float32:
+                continue
+            x = torch.randn(m, n + sliced, device="cuda").mul(3).to(dtype)
+            x = x[:, 1:] if sliced else x
+            why = compare(fn(x), softmax_reference(x), dtype)[3]
+            if why:
+                bad += 1
+                print(f"WRONG {name} {dtype} {m}x{n}: {why}")
+    torch.cuda.synchronize()
+    print(f"sanitize_softmax: {len(runs)} launches x dtypes, {bad} wrong")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Time every v4 / v5 configuration that fits each benchmark shape; write the best per shape.
+
+Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU; results feed TUNED_V4 / TUNED_V5)
+"""
+
+import json
+import sys
+
+import torch
+
+from phase24.harness.bench import bytes_moved, copy_gbps, standard_shapes, time_us
+from phase24.softmax import cuda_impls as ci
+
+
+def main(out_path: str) -> None:
+    copy = copy_gbps()
+    table = []
+    for dtname, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
+        vw = ci.vec_width(dtype)
+        for m, n in standard_shapes():
+            x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
+            out = torch.empty_like(x)
+            cands = [("v4", c) for c in ci.V4_CONFIGS
+                     if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
+            cands += [("v5", c) for c in ci.v5_configs(dtype)
+                      if n <= c[0] * c[1] * c[2] * vw <= 2 * n]
+            rows = {"v4": ci.rows_v4, "v5": ci.rows_v5}
+            timings = []
+            for kind, cfg in cands:
+                us = time_us(lambda: rows[kind](x, out, config=cfg), warmup_ms=5, rep_ms=25)
+                timings.append({"kind": kind, "config": cfg, "us": round(us, 2),
+                                "pct_copy": round(100 * bytes_moved(m, n, dtype) / us / 1e3 / copy, 1)})
+            tus = time_us(lambda: torch.softmax(x, -1), warmup_ms=5, rep_ms=25)
+            timings.sort(key=lambda t: t["us"])
+            best = timings[0] if timings else None
+            table.append({"dtype": dtname, "M": m, "N": n, "torch_us": round(tus, 2),
+                          "best": best, "all": timings})
+            print(f"{dtname:8s} {m:>8d}x{n:<7d} torch {tus:8.1f} us  best {best}", flush=True)
+            del x, out
+            torch.cuda.empty_cache()
+    json.dump({"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": table},
+              open(out_path, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,127 @@
+"""The registry, argument checking, the reference and the checker's logic, without a GPU."""
+
+import math
+
+import pytest
+import torch
+
+from phase24.harness.check import TOLERANCES, check_case, compare
+from phase24.harness.cases import plain, standard_cases
+from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError, softmax, softmax_reference
+from phase24.softmax.args import run_rows
+from phase24.softmax.cuda_impls import v4_capacity, v4_choose, v5_capacity, V4_CONFIGS
+
+
+def test_registry_names():
+    for name in ("torch", "cuda-naive", "cuda-v1", "cuda-v2", "cuda-v3", "cuda-v4", "cuda-v5",
+                 "cuda", "triton-naive", "triton"):
+        assert name in IMPLEMENTATIONS, name
+
+
+@pytest.mark.parametrize("name", [n for n in IMPLEMENTATIONS if n.startswith("cuda")])
+def test_cuda_impls_reject_bad_input(name):
+    with pytest.raises(SoftmaxArgumentError, match="device 'cpu'"):
+        softmax(torch.randn(4, 8), name)
+    with pytest.raises(SoftmaxArgumentError, match="dtype torch.int32"):
+        softmax(torch.ones(4, 8, dtype=torch.int32), name)
+    with pytest.raises(SoftmaxArgumentError, match="0-d"):
+        softmax(torch.tensor(1.0), name)
+    with pytest.raises(SoftmaxArgumentError, match="torch.Tensor"):
+        softmax([1.0, 2.0], name)
+
+
+def test_unknown_impl():
+    with pytest.raises(SoftmaxArgumentError, match="unknown implementation"):
+        softmax(torch.randn(2, 2), "nope")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_reference_matches_torch_semantics(dtype):
+    x = torch.randn(6, 50, dtype=dtype) * 5
+    x[0] = float("-inf")
+    x[1, 3] = float("nan")
+    x[2, ::2] = float("-inf")
+    x[3] = 1e300 if dtype == torch.float64 else 3e38
+    ref, t = softmax_reference(x), torch.softmax(x.double(), -1)
+    assert torch.equal(ref.isnan(), t.isnan())
+    ok = ~ref.isnan()
+    assert torch.allclose(ref[ok], t[ok], rtol=1e-12, atol=0)
+
+
+def test_run_rows_shapes_and_views():
+    seen = []
+
+    def kernel(x2d, out):
+        seen.append((tuple(x2d.shape), x2d.stride(), out.is_contiguous()))
+        out.copy_(torch.softmax(x2d.float(), -1).to(out.dtype))
+
+    x = torch.randn(4, 5, 9)
+    y = run_rows(kernel, x)
+    assert y.shape == x.shape and seen[-1] == ((20, 9), (9, 1), True)
+    base = torch.randn(6, 11)
+    run_rows(kernel, base[:, 1:])  # a row-strided view is passed through, not copied
+    assert seen[-1] == ((6, 10), (11, 1), True)
+    run_rows(kernel, torch.randn(9, 6).t())  # a transposed input is made contiguous
+    assert seen[-1][1] == (9, 1)
+    calls = len(seen)
+    assert run_rows(kernel, torch.randn(0, 7)).shape == (0, 7)
+    assert run_rows(kernel, torch.randn(7, 0)).shape == (7, 0)
+    assert len(seen) == calls  # empty tensors never reach the kernel
+
+
+def test_compare_accepts_a_correct_result():
+    x = torch.randn(64, 257)
+    ref = softmax_reference(x)
+    for dtype in TOLERANCES:
+        rel, worst, sums, why = compare(ref.to(dtype), ref, dtype)
+        assert why == "" and worst <= 1
+
+
+@pytest.mark.parametrize("bug", ["no_max", "unwritten", "wrong_sum", "one_off", "zeros", "nan_row"])
+def test_compare_catches_planted_bugs(bug):
+    x = torch.randn(64, 1024) * 3
+    x[0, 5] = float("nan")
+    ref = softmax_reference(x)
+    good = torch.softmax(x, -1)
+    bad = good.clone()
+    if bug == "no_max":
+        bad = torch.exp(x * 40) / torch.exp(x * 40).sum(-1, keepdim=True)  # overflows
+    elif bug == "unwritten":
+        bad[10, 1000:] = float("nan")
+    elif bug == "wrong_sum":
+        bad[3] *= 1.001
+    elif bug == "one_off":
+        bad[5, -1] = 0
+    elif bug == "zeros":
+        bad[1:] = 0
+    elif bug == "nan_row":
+        bad[0] = good[1]  # a row that should be NaN holds numbers
+    assert compare(good, ref, torch.float32)[3] == ""
+    assert compare(bad, ref, torch.float32)[3] != ""
+
+
+def test_checker_runs_torch_on_cpu():
+    for case in standard_cases(gpu=False):
+        for dtype in (torch.float32, torch.bfloat16):
+            v = check_case("torch", IMPLEMENTATIONS["torch"], case, dtype, "cpu", seed=1)
+            assert v.ok, v
+
+
+def test_checker_fails_a_wrong_implementation():
+    def wrong(x):
+        y = torch.softmax(x, -1)
+        y[..., -1] = 0  # forgets the last column
+        return y
+
+    v = check_case("wrong", wrong, plain(8, 100), torch.float32, "cpu", seed=2)
+    assert not v.ok and "error" in v.why
+
+
+def test_v4_choice_covers_rows():
+    for dtype in (torch.float32, torch.bfloat16):
+        vw = 4 if dtype == torch.float32 else 8
+        for n in [1, 2, 3, 127, 128, 1000, 4096, v4_capacity(dtype)]:
+            g, k = v4_choose(n, dtype)
+            assert (g, k) in V4_CONFIGS and g * k * vw >= n
+        assert v4_choose(v4_capacity(dtype) + 1, dtype) is None
+    assert v5_capacity(torch.float32) == 262144 and v5_capacity(torch.bfloat16) == 262144
