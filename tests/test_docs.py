@@ -9,8 +9,10 @@
 (b) ``mkdocs build --strict`` succeeds (into a temporary directory, run from the repository root,
     because pymdownx.snippets resolves its base_path against the working directory).
 (c) Every pymdownx.snippets reference (``--8<-- "path"`` or ``--8<-- "path:section"``) points to an
-    existing file and, for a named section, to a file holding both ``[start:section]`` and
-    ``[end:section]`` markers, in that order.
+    existing file and, for a named section, to a file holding both section markers, in that order.
+    pymdownx.snippets only recognises a marker written with the scissors, in a comment of the
+    source: ``// --8<-- [start:kernel]`` ... ``// --8<-- [end:kernel]``; a bare ``// [start:kernel]``
+    is ignored (the build then fails with "Snippet section 'kernel' could not be located").
 """
 
 from __future__ import annotations
@@ -241,11 +243,20 @@ def snippet_problem(spec: str, base: Path) -> str | None:
     if section is None:
         return None
     text = target.read_text(encoding="utf-8", errors="replace")
-    start = re.search(r"^.*\[start:" + re.escape(section) + r"\].*$", text, re.M)
-    end = re.search(r"^.*\[end:" + re.escape(section) + r"\].*$", text, re.M)
+
+    def marker(kind: str, scissors: bool = True) -> re.Match | None:
+        # The form pymdownx.snippets matches (case-insensitive), e.g. "// --8<-- [start:kernel]".
+        cut = r"(?<!;)-{1,}8<-{1,}[ \t]+" if scissors else ""
+        pattern = r"^.*?" + cut + r"\[[ \t]*" + kind + r"[ \t]*:[ \t]*" + re.escape(section) + r"[ \t]*\].*$"
+        return re.search(pattern, text, re.M | re.I)
+
+    start, end = marker("start"), marker("end")
     if not start or not end:
-        missing = " and ".join(f"[{w}:{section}]" for w, hit in (("start", start), ("end", end)) if not hit)
-        return f"{spec!r}: {path} has no {missing} marker"
+        missing = " and ".join(f"--8<-- [{w}:{section}]" for w, hit in (("start", start), ("end", end)) if not hit)
+        bare = marker("start", scissors=False) or marker("end", scissors=False)
+        hint = (f"; it has bare [start:{section}]/[end:{section}] markers, which pymdownx.snippets "
+                f"ignores: write them as '// --8<-- [start:{section}]'") if bare else ""
+        return f"{spec!r}: {path} has no {missing} marker{hint}"
     if end.start() < start.start():
         return f"{spec!r}: in {path}, [end:{section}] comes before [start:{section}]"
     return None
@@ -267,7 +278,9 @@ def test_snippet_references_resolve():
 def test_snippet_checker_catches_broken_references(tmp_path: Path):
     src = tmp_path / "src" / "k.cu"
     src.parent.mkdir()
-    src.write_text("// [start:kernel]\n__global__ void k() {}\n// [end:kernel]\n// [end:late]\n// [start:late]\n")
+    src.write_text("// --8<-- [start:kernel]\n__global__ void k() {}\n// --8<-- [end:kernel]\n"
+                   "// --8<-- [end:late]\n// --8<-- [start:late]\n"
+                   "// [start:bare]\nint bare;\n// [end:bare]\n")
     page = tmp_path / "p.md"
     page.write_text(
         "```cuda\n"
@@ -276,6 +289,7 @@ def test_snippet_checker_catches_broken_references(tmp_path: Path):
         '--8<-- "src/k.cu:1:2"\n'
         '--8<-- "src/k.cu:nope"\n'
         '--8<-- "src/k.cu:late"\n'
+        '--8<-- "src/k.cu:bare"\n'
         '--8<-- "src/missing.cu:kernel"\n'
         ';--8<-- "src/escaped.cu"\n'
         "```\n"
@@ -283,11 +297,13 @@ def test_snippet_checker_catches_broken_references(tmp_path: Path):
     refs = snippet_refs(page, page.read_text())
     verdict = {r.spec: snippet_problem(r.spec, tmp_path) for r in refs}
     assert set(verdict) == {"src/k.cu:kernel", "src/k.cu", "src/k.cu:1:2", "src/k.cu:nope",
-                            "src/k.cu:late", "src/missing.cu:kernel", "src/also_missing.cu"}
+                            "src/k.cu:late", "src/k.cu:bare", "src/missing.cu:kernel",
+                            "src/also_missing.cu"}
     assert verdict["src/k.cu:kernel"] is None
     assert verdict["src/k.cu"] is None
     assert verdict["src/k.cu:1:2"] is None
     assert "[start:nope]" in verdict["src/k.cu:nope"]
+    assert "bare" in verdict["src/k.cu:bare"] and "--8<-- [start:bare]" in verdict["src/k.cu:bare"]
     assert "comes before" in verdict["src/k.cu:late"]
     assert "no file" in verdict["src/missing.cu:kernel"]
     assert "no file" in verdict["src/also_missing.cu"]
