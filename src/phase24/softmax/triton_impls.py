@@ -29,7 +29,7 @@ runs programs one after another, so one cannot wait for another).
 
 from __future__ import annotations
 
-import math
+import importlib.util
 import os
 from dataclasses import dataclass, replace
 
@@ -38,10 +38,11 @@ import torch
 from phase24.softmax.args import (SoftmaxArgumentError, check_input, run_rows,
                                   triton_interpreter_active)
 
+# triton is imported only when a Triton softmax first runs: its interpreter is chosen by
+# TRITON_INTERPRET at the moment triton is imported, so importing phase24.softmax must not fix it.
 try:
-    import triton  # noqa: F401  (the kernels are wrapped lazily, see triton_kernels.kernel)
-    TRITON_AVAILABLE = True
-except ImportError:
+    TRITON_AVAILABLE = importlib.util.find_spec("triton") is not None
+except (ImportError, ValueError):
     TRITON_AVAILABLE = False
 
 # Dispatch thresholds (module constants so that tests and learners can move them).

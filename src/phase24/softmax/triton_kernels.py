@@ -175,6 +175,22 @@ def install_interpreter_numpy_fix() -> None:
     interp._patch_lang_tensor = patched
 
 
+def _check_triton_mode(interp: bool) -> None:
+    """Triton fixes interpreter or compiler when it is imported; refuse a mismatch clearly."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    imported_interpreted = isinstance(tl.standard.max, InterpretedFunction)
+    if interp and not imported_interpreted:
+        raise RuntimeError(
+            "TRITON_INTERPRET=1 was set after triton had been imported without it; Triton's "
+            "interpreter needs the variable set before the first `import triton` (set it in the "
+            "environment, or at the top of the program)")
+    if not interp and imported_interpreted:
+        raise RuntimeError(
+            "triton was imported with TRITON_INTERPRET=1 and the variable is now unset; Triton "
+            "cannot compile for the GPU in this process")
+
+
 _RAW = {"naive": naive_kernel, "rows": rows_kernel, "split": split_kernel}
 _WRAPPED: dict = {}
 
@@ -184,6 +200,7 @@ def kernel(name: str):
     interp = triton_interpreter_active()
     fn = _WRAPPED.get((name, interp))
     if fn is None:
+        _check_triton_mode(interp)
         if interp:
             from triton.runtime.interpreter import InterpretedFunction
             install_interpreter_numpy_fix()

@@ -1,0 +1,65 @@
+"""Grade a learner's own Triton softmax file (``python -m phase24 check softmax --file f.py``).
+
+The file's ABI (see labs/starters/my_softmax.py): it defines ``@triton.jit`` kernel(s) and a
+Python function ``softmax_rows(x2d, out)`` that fills the contiguous (M, N) tensor ``out`` with
+the softmax of each row of ``x2d``, an (M, N) view whose last dim has stride 1 and whose row
+stride ``x2d.stride(0)`` may be anything >= N. The checker wraps it like the built-in kernels:
+argument checks, any leading shape, empty tensors and non-contiguous inputs are handled for it.
+
+Without a GPU, set TRITON_INTERPRET=1 before the file is loaded: ``@triton.jit`` decides when
+the file is imported whether its kernels are compiled or interpreted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from phase24.softmax.args import check_input, run_rows, triton_interpreter_active
+
+
+class LearnerFileError(ValueError):
+    """The learner's file cannot be used: missing, not Python, fails to import, or lacks the ABI."""
+
+
+def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Tensor]:
+    """Import the learner's .py file and return a registry-style softmax ``f(x) -> tensor``."""
+    path = Path(path)
+    if not path.is_file():
+        raise LearnerFileError(f"{path}: no such file")
+    if path.suffix != ".py":
+        raise LearnerFileError(f"{path}: a Triton softmax file must be a .py file")
+    if triton_interpreter_active():
+        from phase24.softmax.triton_kernels import install_interpreter_numpy_fix
+        install_interpreter_numpy_fix()
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    mod_name = f"phase24_learner_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise LearnerFileError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module  # some tools (inspect, triton) look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(mod_name, None)
+        raise LearnerFileError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
+    rows = getattr(module, "softmax_rows", None)
+    if not callable(rows):
+        raise LearnerFileError(
+            f"{path}: it must define a function softmax_rows(x2d, out) that launches your "
+            "kernel(s) (see labs/starters/my_softmax.py)")
+    name = f"triton:{path.name}"
+
+    def learner_softmax(x: torch.Tensor) -> torch.Tensor:
+        check_input(x, name, allow_cpu=triton_interpreter_active())
+        return run_rows(rows, x)
+
+    learner_softmax.__name__ = f"learner_softmax_{path.stem}"
+    learner_softmax.__doc__ = f"softmax from the learner's file {path}"
+    return learner_softmax
