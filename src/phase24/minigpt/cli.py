@@ -34,7 +34,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     mg = subparsers.add_parser("minigpt", help="NumPy MiniGPT, its PyTorch port, parity and speed",
                                description="A byte-level GPT in NumPy and in PyTorch, trained on the chapter's "
                                            "own text (shipped in the package; nothing is downloaded).")
-    sub = mg.add_subparsers(dest="minigpt_cmd", required=True)
+    sub = mg.add_subparsers(dest="minigpt_command", required=True)
 
     t = sub.add_parser("train", help="train from scratch or from a checkpoint; writes an .npz checkpoint")
     t.add_argument("--impl", choices=["numpy", "torch"], default="numpy")
@@ -78,8 +78,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return mg
 
 
+def _with_defaults(args):
+    """Fill the options a caller left out (e.g. Namespace(minigpt_command="parity")) with their defaults."""
+    cmd = args.minigpt_command
+    if cmd == "sample":
+        return args
+    ap = argparse.ArgumentParser()
+    add_parser(ap.add_subparsers(dest="command"))
+    full = ap.parse_args(["minigpt", cmd])
+    vars(full).update({k: v for k, v in vars(args).items() if v is not None or not hasattr(full, k)})
+    return full
+
+
 def run(args) -> int:
-    cmd = args.minigpt_cmd
+    args = _with_defaults(args)
+    cmd = args.minigpt_command
     if cmd == "train":
         from .train import train
 
