@@ -1,6 +1,7 @@
 """Time every v4 / v5 configuration that fits each benchmark shape; write the best per shape.
 
-Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU; results feed TUNED_V4 / TUNED_V5)
+Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
+becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned)
 """
 
 import json
@@ -10,6 +11,8 @@ import torch
 
 from phase24.harness.bench import bytes_moved, copy_gbps, standard_shapes, time_us
 from phase24.softmax import cuda_impls as ci
+
+DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
 def main(out_path: str) -> None:
@@ -40,6 +43,15 @@ def main(out_path: str) -> None:
             torch.cuda.empty_cache()
     json.dump({"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": table},
               open(out_path, "w"), indent=1)
+    best = [{"dtype": ci.DTYPE_TAG[DT[e["dtype"]]], "N": e["N"], "few_rows": ci._few(e["M"]),
+             "kind": e["best"]["kind"], "config": e["best"]["config"], "us": e["best"]["us"]}
+            for e in table if e["best"]]
+    for e in table:  # the 16-bit float types share their configurations
+        if e["dtype"] == "bfloat16" and e["best"]:
+            best.append({**next(b for b in best if b["dtype"] == "bf16" and b["N"] == e["N"]
+                               and b["few_rows"] == ci._few(e["M"])), "dtype": "f16"})
+    json.dump({"gpu": torch.cuda.get_device_name(), "source": "scripts/tune_softmax.py",
+               "best": best}, open(out_path.replace(".json", "_best.json"), "w"), indent=1)
 
 
 if __name__ == "__main__":

@@ -16,13 +16,21 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 CASES = standard_cases(gpu=True)
 
 
+# Documented limits: an implementation may refuse a shape with a clear error, never a wrong result.
+REFUSALS = {"triton-naive": "do not fit in one block"}
+
+
+def refused(name, v):
+    return name in REFUSALS and v.why.startswith("SoftmaxArgumentError") and REFUSALS[name] in v.why
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
 def test_every_case(name, dtype):
     bad = []
     for j, case in enumerate(CASES):
         v = check_case(name, IMPLEMENTATIONS[name], case, dtype, "cuda", seed=100 + j)
-        if not v.ok:
+        if not v.ok and not refused(name, v):
             bad.append(f"{case.name}: {v.why}")
     assert not bad, "\n".join(bad)
 

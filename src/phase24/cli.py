@@ -213,6 +213,29 @@ def cmd_results(args) -> int:
     return 0
 
 
+# ---- profile --------------------------------------------------------------------------------------
+
+def cmd_profile(args) -> int:
+    from phase24.harness import profile as prof
+
+    if not _gpu():
+        console.print("[yellow]No GPU here: Nsight Compute needs one. The recorded H200 profiles "
+                      "are in results/h200/profiles/ (*.md summaries, *.ncu-rep for ncu-ui).[/]")
+        return 0
+    jobs = prof.DEFAULT_SET if args.all else [(i, args.shape) for i in (args.impl or ["cuda"])]
+    out = Path(args.out) if args.out else RESULTS / "h200" / "profiles"
+    status = 0
+    for impl, shape in jobs:
+        try:
+            s = prof.profile(impl, shape, args.dtype, out)
+        except prof.ProfileError as err:
+            console.print(f"[red]{err}[/]")
+            status = 1
+            continue
+        console.print(prof.markdown(s))
+    return status
+
+
 # ---- the main job ---------------------------------------------------------------------------------
 
 def cmd_run(args) -> int:
@@ -297,6 +320,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--shapes", help="comma-separated MxN (default: the standard sweep)")
     s.add_argument("--out", help="folder for the JSON and PNG (default: results/<gpu>/)")
     s.set_defaults(fn=cmd_bench)
+
+    s = sub.add_parser("profile", help="Nsight Compute on one launch, with a summary")
+    s.add_argument("op", choices=["softmax"])
+    s.add_argument("--impl", nargs="+", help="registry names (default: cuda)")
+    s.add_argument("--shape", default="32768x8192", help="MxN (default 32768x8192)")
+    s.add_argument("--dtype", default="bfloat16", choices=dts)
+    s.add_argument("--all", action="store_true", help="the chapter's recorded set of profiles")
+    s.add_argument("--out", help="folder (default: results/h200/profiles/)")
+    s.set_defaults(fn=cmd_profile)
 
     s = sub.add_parser("results", help="show the last recorded benchmark results")
     s.add_argument("--all", action="store_true", help="every implementation, not only the main ones")

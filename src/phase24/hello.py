@@ -11,7 +11,7 @@ from phase24.bridge import load_kernel, kernel_source
 from phase24.bridge.launch import ptr
 
 
-# [start:vector_add]
+# --8<-- [start:vector_add]
 def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if not (a.is_cuda and b.is_cuda):
         raise ValueError("vector_add: both inputs must be CUDA tensors (use .cuda())")
@@ -24,7 +24,7 @@ def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     threads = 256
     kernel.launch(math.ceil(n / threads), threads, ptr(a), ptr(b), ptr(out), np.int64(n))
     return out
-# [end:vector_add]
+# --8<-- [end:vector_add]
 
 
 def hello(n: int = 1_000_003) -> str:

@@ -38,10 +38,18 @@ def _device():
     return dev
 
 
+_streams: dict = {}
+
+
 def _stream():
+    """torch's current stream, wrapped once per handle as a cuda.core Stream."""
     import torch
 
-    return _TorchStream(torch.cuda.current_stream().cuda_stream)
+    handle = torch.cuda.current_stream().cuda_stream
+    stream = _streams.get(handle)
+    if stream is None:
+        stream = _streams[handle] = _device().create_stream(_TorchStream(handle))
+    return stream
 
 
 def sync_after_launch() -> bool:

@@ -13,6 +13,16 @@
 
 #define LOG2E 1.4426950408889634f
 
+// 2^x with the special-function unit's single instruction (MUFU.EX2; relative error ~2^-22,
+// results below 2^-126 flushed to 0). exp2f() without --use_fast_math wraps the same
+// instruction in extra instructions for subnormal results, which costs issue slots that
+// bf16 rows (8 values per 16-byte load) cannot spare.
+__device__ __forceinline__ float fast_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -36,12 +46,26 @@ __device__ __forceinline__ void load16(const T* p, float (&out)[Vec16<T>::size])
     for (int i = 0; i < Vec16<T>::size; ++i) out[i] = to_float(e[i]);
 }
 
+// Two floats -> two 16-bit values in one 32-bit word: one conversion instruction for both.
+__device__ __forceinline__ uint32_t pack2(float a, float b, __half*) {
+    __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<uint32_t*>(&h);
+}
+__device__ __forceinline__ uint32_t pack2(float a, float b, __nv_bfloat16*) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<uint32_t*>(&h);
+}
+
 template <typename T>
 __device__ __forceinline__ void store16(T* p, const float (&in)[Vec16<T>::size]) {
     uint4 raw;
-    T* e = reinterpret_cast<T*>(&raw);
-#pragma unroll
-    for (int i = 0; i < Vec16<T>::size; ++i) e[i] = from_float<T>(in[i]);
+    if constexpr (sizeof(T) == 4) {
+        raw = make_uint4(__float_as_uint(in[0]), __float_as_uint(in[1]), __float_as_uint(in[2]),
+                         __float_as_uint(in[3]));
+    } else {
+        raw = make_uint4(pack2(in[0], in[1], (T*)nullptr), pack2(in[2], in[3], (T*)nullptr),
+                         pack2(in[4], in[5], (T*)nullptr), pack2(in[6], in[7], (T*)nullptr));
+    }
     *reinterpret_cast<uint4*>(p) = raw;
 }
 
@@ -72,7 +96,7 @@ struct MaxSum {
 };
 
 __device__ __forceinline__ float scaled_sum(float m_part, float s_part, float m) {
-    return m_part == -CUDART_INF_F ? 0.f : s_part * exp2f((m_part - m) * LOG2E);
+    return m_part == -CUDART_INF_F ? 0.f : s_part * fast_exp2((m_part - m) * LOG2E);
 }
 
 __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
@@ -171,7 +195,7 @@ __device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
     for (int k = 0; k < K; ++k)
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            v[k][i] = m == -CUDART_INF_F ? 0.f : exp2f((v[k][i] - m) * LOG2E);
+            v[k][i] = m == -CUDART_INF_F ? 0.f : fast_exp2((v[k][i] - m) * LOG2E);
             s += v[k][i];
         }
     return {m, s};
@@ -180,35 +204,32 @@ __device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
 // Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row.
 template <int K, int V>
 __device__ __forceinline__ void rescale(float (&v)[K][V], float m_own, MaxSum row) {
-    float f = exp2f((m_own - row.m) * LOG2E) / row.s;
+    float f = fast_exp2((m_own - row.m) * LOG2E) / row.s;
 #pragma unroll
     for (int k = 0; k < K; ++k)
 #pragma unroll
         for (int i = 0; i < V; ++i) v[k][i] *= f;
 }
 
-// [start:group_merge]
-// Merge the {max, sum} partials of the GROUP threads that share a row.
+// --8<-- [start:group_merge]
+// Merge the {max, sum} partials of the GROUP threads that share a row. Groups of up to 32
+// lanes are adjacent lanes of one warp: shuffles alone. Larger groups are the whole block:
+// each warp posts its partial, one barrier, then every warp merges all the posts itself (no
+// second barrier to broadcast a result). The posts alternate between two buffers from one
+// call to the next, so the next row's posts cannot overwrite ones still being read.
 template <int GROUP>
-__device__ __forceinline__ MaxSum group_merge(MaxSum v) {
+__device__ __forceinline__ MaxSum group_merge(MaxSum v, int parity = 0) {
     if constexpr (GROUP <= 32) {
-        return warp_merge(v, GROUP);  // lanes of a group are adjacent: shuffles within GROUP
+        return warp_merge(v, GROUP);
     } else {
-        __shared__ MaxSum part[GROUP / 32];
-        __shared__ MaxSum total;
+        constexpr int WARPS = GROUP / 32;
+        __shared__ MaxSum post[2][WARPS];
         int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
         v = warp_merge(v);
-        if (lane == 0) part[warp] = v;
+        if (lane == 0) post[parity][warp] = v;
         __syncthreads();
-        if (warp == 0) {
-            v = lane < GROUP / 32 ? part[lane] : MaxSum{-CUDART_INF_F, 0.f};
-            v = warp_merge(v);
-            if (lane == 0) total = v;
-        }
-        __syncthreads();
-        MaxSum r = total;
-        __syncthreads();  // `total` is rewritten for the next row
-        return r;
+        v = lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f};
+        return warp_merge(v);  // all 32 lanes, so every lane holds the total
     }
 }
-// [end:group_merge]
+// --8<-- [end:group_merge]

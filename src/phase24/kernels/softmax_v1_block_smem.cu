@@ -9,7 +9,7 @@
 
 constexpr int V1_THREADS = 256;
 
-// [start:reduce]
+// --8<-- [start:reduce]
 // Tree reduction over the block: after log2(256) = 8 halving steps buf[0] holds the result.
 template <bool IS_MAX>
 __device__ float block_reduce_smem(float v, float* buf) {
@@ -24,9 +24,9 @@ __device__ float block_reduce_smem(float v, float* buf) {
     __syncthreads();  // everyone has read buf[0] before the next reduction overwrites it
     return r;
 }
-// [end:reduce]
+// --8<-- [end:reduce]
 
-// [start:kernel]
+// --8<-- [start:kernel]
 template <typename T>
 __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
     __shared__ float buf[V1_THREADS];
@@ -45,6 +45,6 @@ __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long lo
             yr[j] = from_float<T>(expf(to_float(xr[j]) - m) / s);
     }
 }
-// [end:kernel]
+// --8<-- [end:kernel]
 
 SOFTMAX_EXPORT(v1, block_smem_softmax)

@@ -11,7 +11,7 @@
 
 constexpr int V2_THREADS = 256;
 
-// [start:online]
+// --8<-- [start:online]
 // Add one value to a running {max, sum}. Using exp2(x - x) rather than 1 keeps +inf -> NaN.
 __device__ __forceinline__ void online_add(MaxSum& a, float x) {
     if (x > a.m) {
@@ -21,7 +21,7 @@ __device__ __forceinline__ void online_add(MaxSum& a, float x) {
         a.s += x == -CUDART_INF_F ? 0.f : exp2f((x - a.m) * LOG2E);  // NaN x makes s NaN
     }
 }
-// [end:online]
+// --8<-- [end:online]
 
 // Merge every thread's partial into the row's {max, sum}, seen by all threads of the block.
 __device__ MaxSum block_merge(MaxSum v) {
@@ -40,7 +40,7 @@ __device__ MaxSum block_merge(MaxSum v) {
     return total;
 }
 
-// [start:kernel]
+// --8<-- [start:kernel]
 template <typename T>
 __device__ void online_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
     for (long long row = blockIdx.x; row < M; row += gridDim.x) {
@@ -55,6 +55,6 @@ __device__ void online_softmax(const T* x, T* y, long long M, int N, long long x
         __syncthreads();  // `total` is rewritten by the next row's merge
     }
 }
-// [end:kernel]
+// --8<-- [end:kernel]
 
 SOFTMAX_EXPORT(v2, online_softmax)

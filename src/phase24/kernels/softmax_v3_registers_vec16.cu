@@ -36,7 +36,7 @@ __device__ float block_sum(float v) {
     return v;
 }
 
-// [start:kernel]
+// --8<-- [start:kernel]
 template <typename T, int K>
 __device__ void registers_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
     constexpr int V = Vec16<T>::size;
@@ -66,7 +66,7 @@ __device__ void registers_softmax(const T* x, T* y, long long M, int N, long lon
         store_slots<T, K, V3_THREADS>(y + row * (long long)N, 0, N, threadIdx.x, vec, v);
     }
 }
-// [end:kernel]
+// --8<-- [end:kernel]
 
 SOFTMAX_EXPORT_CFG(v3_k1, V3_THREADS, registers_softmax, 1)
 SOFTMAX_EXPORT_CFG(v3_k2, V3_THREADS, registers_softmax, 2)

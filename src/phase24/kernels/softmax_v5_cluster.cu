@@ -29,7 +29,7 @@ __device__ __forceinline__ void cluster_wait() {
     asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
-// [start:kernel]
+// --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int CLUSTER>
 __device__ void cluster_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
     constexpr int V = Vec16<T>::size;
@@ -60,7 +60,7 @@ __device__ void cluster_softmax(const T* x, T* y, long long M, int N, long long 
     store_slots<T, K, THREADS>(y + row * (long long)N, begin, end, threadIdx.x, vec, v);
     cluster_wait();  // nobody exits while another block may still read its `slot`
 }
-// [end:kernel]
+// --8<-- [end:kernel]
 
 #define V5_ONE(name, ctype, T, THREADS, K, CLUSTER)                                              \
     extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)        \

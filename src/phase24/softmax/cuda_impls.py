@@ -6,8 +6,10 @@ and compile-time configuration) and the launch shape, then calls it through the 
 
 from __future__ import annotations
 
+import json
 import math
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -106,11 +108,11 @@ def v4_choose(n: int, dtype) -> tuple[int, int] | None:
 
 def rows_v4(x2d, out, config: tuple[int, int] | None = None):
     m, n = x2d.shape
-    config = config or TUNED_V4.get((DTYPE_TAG[x2d.dtype], n)) or v4_choose(n, x2d.dtype)
+    config = config or tuned_config("v4", x2d) or v4_choose(n, x2d.dtype)
     if config is None:
         return rows_v2(x2d, out)
     group, k = config
-    block = max(group, 128)
+    block = group if group > 32 else 128  # short rows: several groups share a block
     _launch("softmax_v4_shape_specialised.cu", f"softmax_v4_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
             x2d, out, math.ceil(m / (block // group)), block)
 
@@ -150,7 +152,7 @@ def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
 def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
     m, n = x2d.shape
     tag = DTYPE_TAG[x2d.dtype]
-    config = config or TUNED_V5.get((tag, n, _few(m))) or v5_choose(m, n, x2d.dtype)
+    config = config or tuned_config("v5", x2d) or v5_choose(m, n, x2d.dtype)
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, k, c = config
@@ -167,10 +169,28 @@ def _few(m: int) -> bool:
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
 
-# Filled from the tuning run on the H200 (results/h200/tune.json): the benchmark shapes'
-# best configurations. Shapes not listed use the v4_choose / v5_choose heuristics.
-TUNED_V4: dict[tuple[str, int], tuple[int, int]] = {}
-TUNED_V5: dict[tuple[str, int, bool], tuple[int, int, int]] = {}
+TUNED_FILE = Path(__file__).with_name("tuned_configs.json")
+
+
+@lru_cache(maxsize=None)
+def tuned() -> dict:
+    """Best configuration per benchmark shape, measured by scripts/tune_softmax.py on the GPU
+    named in the file (results/h200/tune.json); other GPUs use the heuristics above."""
+    if not TUNED_FILE.exists() or not torch.cuda.is_available():
+        return {}
+    data = json.loads(TUNED_FILE.read_text())
+    if data["gpu"] != torch.cuda.get_device_name():
+        return {}
+    return {(e["dtype"], e["N"], e["few_rows"]): (e["kind"], tuple(e["config"]))
+            for e in data["best"]}
+
+
+def tuned_config(kind: str, x2d) -> tuple | None:
+    m, n = x2d.shape
+    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, _few(m)))
+    return hit[1] if hit and hit[0] == kind else None
+
+
 # Rows at least this long go to the cluster kernel when there are few of them (Hopper).
 CLUSTER_FOR_FEW_ROWS_FROM_N = 8192
 
@@ -178,6 +198,9 @@ CLUSTER_FOR_FEW_ROWS_FROM_N = 8192
 def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters()
+    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, _few(m)))
+    if hit:
+        return (rows_v5 if hit[0] == "v5" else rows_v4)(x2d, out)
     if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v4(x2d, out)
     if clusters and n <= v5_capacity(x2d.dtype):

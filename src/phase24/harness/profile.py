@@ -1,0 +1,180 @@
+"""`phase24 profile softmax`: Nsight Compute on exactly one launch, and a summary a reader needs.
+
+ncu runs this module as its target: one warm-up call outside the NVTX range "phase24", then
+one call inside it; ncu (`--nvtx-include phase24/ -c 1`) profiles the first kernel in the
+range with `--set full`, `--clock-control none` and `--import-source on` (the -lineinfo builds
+map SASS to .cu lines). The .ncu-rep is kept; figures are read back from it with
+`ncu --import` into JSON and Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# Units ncu may print, scaled to the ones this summary uses (microseconds, GB/s).
+UNIT_SCALE = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
+              "byte/second": 1e-9, "Kbyte/second": 1e-6, "Mbyte/second": 1e-3,
+              "Gbyte/second": 1.0, "Tbyte/second": 1e3}
+METRICS = {
+    "duration_us": "gpu__time_duration.sum",
+    "dram_gbps": "dram__bytes.sum.per_second",
+    "dram_pct_of_peak": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "memory_sol_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "compute_sol_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1_hit_pct": "l1tex__t_sector_hit_rate.pct",
+    "l2_hit_pct": "lts__t_sector_hit_rate.pct",
+    "achieved_occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "theoretical_occupancy_pct": "sm__maximum_warps_per_active_cycle_pct",
+    "registers_per_thread": "launch__registers_per_thread",
+    "shared_bytes_per_block": "launch__shared_mem_per_block_static",
+    "block_size": "launch__block_size",
+    "grid_size": "launch__grid_size",
+    "occupancy_limit_registers": "launch__occupancy_limit_registers",
+    "occupancy_limit_shared_mem": "launch__occupancy_limit_shared_mem",
+    "occupancy_limit_warps": "launch__occupancy_limit_warps",
+    "occupancy_limit_blocks": "launch__occupancy_limit_blocks",
+}
+STALL = re.compile(r"smsp__average_warps?_issue_stalled_(\w+?)_per_issue_active\.ratio$")
+DEFAULT_SET = [("cuda-naive", "32768x8192"), ("cuda-v3", "32768x8192"), ("cuda", "32768x8192"),
+               ("triton", "32768x8192"), ("torch", "32768x8192"), ("cuda", "64x262144")]
+
+
+class ProfileError(RuntimeError):
+    pass
+
+
+def ncu_path() -> str:
+    path = shutil.which("ncu")
+    if not path:
+        raise ProfileError("Nsight Compute (ncu) is not installed here. The recorded profiles "
+                           "are under results/h200/profiles/ (read them with ncu-ui, or the "
+                           ".md summaries).")
+    return path
+
+
+def target(impl: str, shape: str, dtype: str) -> None:
+    """What ncu runs: one warm-up call, then exactly one call inside the NVTX range."""
+    import torch
+
+    from phase24.harness.cases import DTYPES
+    from phase24.softmax import IMPLEMENTATIONS
+
+    m, n = (int(v) for v in shape.split("x"))
+    x = torch.randn(m, n, device="cuda").mul_(3).to(DTYPES[dtype])
+    fn = IMPLEMENTATIONS[impl]
+    fn(x)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push("phase24")
+    fn(x)
+    torch.cuda.nvtx.range_pop()
+    torch.cuda.synchronize()
+
+
+def profile(impl: str, shape: str, dtype: str, out: Path) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"{impl}_{dtype}_{shape}"
+    rep = out / f"{stem}.ncu-rep"
+    cmd = [ncu_path(), "--set", "full", "--clock-control", "none", "--import-source", "on",
+           "--nvtx", "--nvtx-include", "phase24/", "-c", "1", "-f", "-o", str(rep.with_suffix("")),
+           sys.executable, "-m", "phase24.harness.profile", "target", impl, shape, dtype]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    text = proc.stdout + proc.stderr
+    if "ERR_NVGPUCTRPERM" in text:
+        raise ProfileError("ncu cannot read the GPU's counters on this machine (ERR_NVGPUCTRPERM). "
+                           "The recorded profiles are under results/h200/profiles/.")
+    if proc.returncode != 0 or not rep.exists():
+        raise ProfileError(f"ncu failed for {impl}:\n{text[-3000:]}")
+    summary = summarise(rep)
+    summary.update(impl=impl, shape=shape, dtype=dtype, command=" ".join(cmd[:-6]) +
+                   f" python -m phase24.harness.profile target {impl} {shape} {dtype}")
+    (out / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(markdown(summary))
+    return summary
+
+
+def _ncu_import(rep: Path, *args: str) -> str:
+    proc = subprocess.run([ncu_path(), "--import", str(rep), *args], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise ProfileError(f"ncu --import failed: {proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def summarise(rep: Path) -> dict:
+    rows = list(csv.reader(io.StringIO(_ncu_import(rep, "--page", "raw", "--csv"))))
+    header, units, values = rows[0], rows[1], rows[2]
+    raw = dict(zip(header, values))
+    unit = dict(zip(header, units))
+
+    def number(name):
+        v = raw.get(name, "").replace(",", "")
+        try:
+            return float(v)
+        except ValueError:
+            return None
+
+    out = {"kernel": raw.get("Kernel Name", ""), "rep": rep.name}
+    for key, metric in METRICS.items():
+        v = number(metric)
+        if v is not None:
+            v *= UNIT_SCALE.get(unit.get(metric, ""), 1.0)
+        out[key] = v
+    stalls = {}
+    for name in header:
+        m = STALL.search(name)
+        v = number(name)
+        if m and v:
+            stalls[m.group(1)] = v
+    out["top_stalls"] = sorted(stalls.items(), key=lambda kv: -kv[1])[:5]
+    details = _ncu_import(rep, "--page", "details", "--print-details", "all")
+    out["guidance"] = [ln.strip() for ln in details.splitlines()
+                       if re.match(r"\s*(OPT|WRN|INF)\s", ln) or "Est." in ln][:30]
+    return out
+
+
+def markdown(s: dict) -> str:
+    f = lambda v, d=1: "n/a" if v is None else f"{v:.{d}f}"
+    lines = [f"# {s['impl']} {s['dtype']} {s['shape']}", "", f"Kernel: `{s['kernel'][:120]}`", "",
+             "| figure | value |", "|---|---|",
+             f"| duration | {f(s['duration_us'], 2)} us |",
+             f"| DRAM throughput | {f(s['dram_gbps'], 0)} GB/s ({f(s['dram_pct_of_peak'])}% of peak) |",
+             f"| memory / compute speed of light | {f(s['memory_sol_pct'])}% / {f(s['compute_sol_pct'])}% |",
+             f"| L1 / L2 hit rate | {f(s['l1_hit_pct'])}% / {f(s['l2_hit_pct'])}% |",
+             f"| occupancy achieved / theoretical | {f(s['achieved_occupancy_pct'])}% / "
+             f"{f(s['theoretical_occupancy_pct'])}% |",
+             f"| occupancy limits (blocks/SM): registers, shared, warps, blocks | "
+             f"{f(s['occupancy_limit_registers'], 0)}, {f(s['occupancy_limit_shared_mem'], 0)}, "
+             f"{f(s['occupancy_limit_warps'], 0)}, {f(s['occupancy_limit_blocks'], 0)} |",
+             f"| registers / thread, static shared / block | {f(s['registers_per_thread'], 0)}, "
+             f"{f(s['shared_bytes_per_block'], 0)} B |",
+             f"| grid x block | {f(s['grid_size'], 0)} x {f(s['block_size'], 0)} |", "",
+             "Top warp stalls (cycles per issued instruction): " +
+             ", ".join(f"{k} {v:.2f}" for k, v in s["top_stalls"]), "",
+             "ncu's guided analysis:", ""]
+    lines += [f"- {g}" for g in s["guidance"]] or ["- (none)"]
+    lines += ["", f"Reproduce: `{s['command']}`", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m phase24.harness.profile")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("target")
+    t.add_argument("impl")
+    t.add_argument("shape")
+    t.add_argument("dtype")
+    a = p.parse_args(argv)
+    target(a.impl, a.shape, a.dtype)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
