@@ -35,8 +35,10 @@ for s in $steps; do
     tests)    step tests "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 tests ;;
     sanitize) for tool in memcheck racecheck synccheck; do
                   # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous code
+              # cuda-bindings probes driver entry points (cuGetProcAddress) that may be absent:
+              # API errors, not kernel errors, so they are not reported.
               step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                  --kernel-regex kns=softmax_ "$py" scripts/sanitize_softmax.py
+                  --report-api-errors no --kernel-name kns=softmax_ "$py" scripts/sanitize_softmax.py
               done ;;
     tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json"
               cp "$out/tune_best.json" src/phase24/softmax/tuned_configs.json ;;  # bench uses it

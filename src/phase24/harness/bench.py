@@ -1,7 +1,7 @@
 """`phase24 bench softmax`: time every implementation against torch and the copy ceiling.
 
-Each time is the median of `triton.testing.do_bench` (CUDA events around each call, the L2
-cache flushed before each repetition, after warm-up). A softmax moves 2 * M * N * element
+Each time is the median GPU time of many calls (CUDA events around each call, the L2 cache
+flushed before each, after warm-up; see `time_us`). A softmax moves 2 * M * N * element
 bytes at least (each input read once, each output written once); that over the time is its
 bandwidth, compared with a device-to-device copy measured in the same run.
 """
@@ -64,10 +64,43 @@ def bytes_moved(m: int, n: int, dtype: torch.dtype) -> int:
     return 2 * m * n * torch.empty((), dtype=dtype).element_size()
 
 
-def time_us(fn, warmup_ms: int = 25, rep_ms: int = 100) -> float:
-    from triton.testing import do_bench
+_flush: torch.Tensor | None = None
 
-    return 1000.0 * do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")
+
+def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100) -> float:
+    """Median GPU time of ``fn()`` in microseconds.
+
+    Before each timed call the L2 cache is flushed (256 MB written) and the GPU is kept busy
+    for ~50 us (torch.cuda._sleep), so the CPU has queued the call before the start event
+    fires: the time is the GPU's, without Python's launch overhead (~10-30 us a call here,
+    which would otherwise dominate rows of a few hundred KB). CUDA events bracket each call.
+    """
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
+    for _ in range(max(1, int(warmup_ms / estimate_ms))):
+        fn()
+    n = min(1000, max(10, int(rep_ms / estimate_ms)))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for i in range(n):
+        _flush.zero_()
+        torch.cuda._sleep(100_000)  # ~50 us of GPU cycles
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return 1000.0 * times[len(times) // 2]
 
 
 def copy_gbps(nbytes: int = 2**31) -> float:
@@ -185,8 +218,9 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
         "gpu": info["gpu"], "sms": info["sms"], "driver": info["driver"], "versions": versions(),
         "commit": git_commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"),
-        "timing": "triton.testing.do_bench median, L2 flushed per repetition, warm-up 25 ms, "
-                  "repetitions over 100 ms",
+        "timing": "median GPU time per call (CUDA events), L2 flushed and the GPU kept busy "
+                  "before each call so Python launch overhead is excluded; warm-up 25 ms, "
+                  "10-1000 repetitions over ~100 ms (harness/bench.py time_us)",
         "copy_gbps": round(copy, 1), "failures": failures, "refused": refused,
         "records": [dataclasses.asdict(r) for r in records],
     }
