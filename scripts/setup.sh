@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 if [ "${PHASE24_SYSTEM_PYTHON:-}" = 1 ] || python3 -c 'import torch, triton, torch.cuda; assert torch.cuda.is_available()' 2>/dev/null; then
-    echo "PYTHONPATH=$root/src python3"
+    command -v python3  # the caller puts src/ on PYTHONPATH
     exit 0
 fi
 

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job: sets everything up on a fresh machine, then runs all that this machine can.
+# On a GPU: lab 00, every check and the benchmark (table + plot under results/<gpu>/).
+# Without one: the toolchain report, every kernel compiled with its ptxas report, the Triton
+# checks in the interpreter, the MiniGPT parity report and the last recorded H200 results.
+set -euo pipefail
+cd "$(dirname "$0")"
+py=$(bash scripts/setup.sh)
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+exec "$py" -m phase24 run "$@"
