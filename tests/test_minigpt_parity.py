@@ -5,16 +5,21 @@ atol 1e-14 per tensor, |dloss| <= 1e-13. After 100 AdamW steps: every parameter 
 rtol 1e-8 / atol 1e-11, loss curve within 1e-12 relative. Greedy and seeded samples identical.
 """
 
+import os
+
 import numpy as np
 import pytest
 
 from phase24.minigpt import parity
-from phase24.minigpt.config import TINY, TINY_TRAIN
+from phase24.minigpt.config import GELU_C, TINY, TINY_TRAIN
+
+# To watch these tests fail on a planted error: PHASE24_PLANT_GELU_C=0.0447 pytest tests/test_minigpt_parity.py
+PLANT = float(os.environ.get("PHASE24_PLANT_GELU_C", GELU_C))
 
 
 @pytest.fixture(scope="module")
 def res():
-    return parity.run_idiomatic(TINY, TINY_TRAIN, steps=100)
+    return parity.run_idiomatic(TINY, TINY_TRAIN, steps=100, numpy_gelu_c=PLANT)
 
 
 def test_tolerances_are_the_issue_bars():
@@ -55,13 +60,13 @@ def test_sampling_byte_identical(res):
 
 def test_planted_gelu_constant_fails_the_check():
     """GELU constant 0.0447 instead of 0.044715 on the NumPy side must make the check fail."""
-    bad = parity.run_idiomatic(TINY, TINY_TRAIN, steps=100, numpy_gelu_c=0.0447)
+    bad = parity.run_idiomatic(TINY, TINY_TRAIN, steps=10, numpy_gelu_c=0.0447)
     assert not bad.ok
     fails = bad.failures()
     assert "step-1 logits" in fails
     assert not bad.loss_ok  # |dloss| is ~5e-10, far above 1e-13
     assert bad.curve_rel > 1e-12
-    assert any(f.startswith("step-100 ") for f in fails)
+    assert any(f.startswith("step-10 ") for f in fails)
 
 
 @pytest.mark.parametrize("c, ok", [(0.044715, True), (0.0447, False)])

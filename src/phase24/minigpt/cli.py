@@ -74,6 +74,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     sp.add_argument("--gpu-steps", type=int, default=200, help="timed steps on the GPU")
     sp.add_argument("--backends", default="numpy-cpu,torch-cpu,torch-cuda")
     sp.add_argument("--json", help="write the figures to this JSON file")
+    sp.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     _model_args(sp, "small")
     return mg
 
@@ -118,6 +119,10 @@ def run(args) -> int:
         from .speed import speed
 
         cfg, tc = _configs(args)
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
         speed(cfg, tc, args.dtype, args.steps, args.gpu_steps, backends=args.backends.split(","),
               json_path=args.json)
         return 0
