@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import json
 import math
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -155,6 +156,9 @@ def versions() -> dict:
 
 
 def git_commit() -> str:
+    """HEAD of the repository (PHASE24_COMMIT when the tree was copied without .git)."""
+    if os.environ.get("PHASE24_COMMIT"):
+        return os.environ["PHASE24_COMMIT"]
     try:
         out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=10)
