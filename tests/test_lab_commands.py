@@ -12,8 +12,8 @@ Three kinds:
   interpreter, the nvcc builds of lab 00, the quick MiniGPT runs).
 * GPU commands (``bench``, ``hello``, ``profile``, checks of the CUDA C implementations, anything with
   ``--device cuda``, the GPU form of a Triton check) carry ``pytest.mark.gpu``: skipped, visibly,
-  without a GPU, and run by ``scripts/gpu-session.sh`` (``pytest -m gpu``). A ``bench`` without
-  ``--out`` is given a scratch ``--out`` so that the recorded results are never overwritten.
+  without a GPU, and run by ``scripts/gpu-session.sh`` (``pytest -m gpu``). A ``bench`` or
+  ``profile`` without ``--out`` is given a scratch ``--out``: recorded results are never overwritten.
 * Long commands, listed in ``LONG`` with the reason, are skipped everywhere; each names where it
   does run.
 
@@ -217,8 +217,8 @@ def _run(cmd: Command, workdir: Path) -> subprocess.CompletedProcess:
             pytest.skip("nvcc is not installed")
         full = [nvcc, *argv]
     else:
-        if argv[0] == "bench" and "--out" not in argv:
-            argv += ["--out", str(workdir / "bench")]
+        if argv[0] in ("bench", "profile") and "--out" not in argv:  # never over recorded results
+            argv += ["--out", str(workdir / argv[0])]
         full = [sys.executable, "-m", "phase24", *argv]
         _make_inputs(cmd, workdir)
     return subprocess.run(full, cwd=workdir, env=_env(cmd.env), capture_output=True, text=True,
