@@ -222,8 +222,12 @@ def cmd_profile(args) -> int:
         console.print("[yellow]No GPU here: Nsight Compute needs one. The recorded H200 profiles "
                       "are in results/h200/profiles/ (*.md summaries, *.ncu-rep for ncu-ui).[/]")
         return 0
-    jobs = prof.DEFAULT_SET if args.all else [(i, args.shape) for i in (args.impl or ["cuda"])]
     out = Path(args.out) if args.out else RESULTS / "h200" / "profiles"
+    if args.resummarise:
+        for s in prof.resummarise(out):
+            console.print(prof.markdown(s))
+        return 0
+    jobs = prof.DEFAULT_SET if args.all else [(i, args.shape) for i in (args.impl or ["cuda"])]
     status = 0
     for impl, shape in jobs:
         try:
@@ -327,6 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--shape", default="32768x8192", help="MxN (default 32768x8192)")
     s.add_argument("--dtype", default="bfloat16", choices=dts)
     s.add_argument("--all", action="store_true", help="the chapter's recorded set of profiles")
+    s.add_argument("--resummarise", action="store_true",
+                   help="rewrite the summaries of the .ncu-rep files in --out (needs ncu)")
     s.add_argument("--out", help="folder (default: results/h200/profiles/)")
     s.set_defaults(fn=cmd_profile)
 

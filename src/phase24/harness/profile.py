@@ -19,10 +19,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Units ncu may print, scaled to the ones this summary uses (microseconds, GB/s).
-UNIT_SCALE = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
-              "byte/second": 1e-9, "Kbyte/second": 1e-6, "Mbyte/second": 1e-3,
-              "Gbyte/second": 1.0, "Tbyte/second": 1e3}
+def unit_scale(key: str, unit: str) -> float:
+    """Scale a raw ncu value to this summary's units: microseconds for times, GB/s for
+    bandwidths. ncu picks the unit per value (ms, us, ns; TB/s, GB/s, ...), so read its prefix."""
+    u = unit.strip()
+    if key == "duration_us":
+        return {"n": 1e-3, "u": 1.0, "µ": 1.0, "m": 1e3, "s": 1e6}.get(u[:1], 1.0)
+    if key == "dram_gbps":
+        return {"T": 1e3, "G": 1.0, "M": 1e-3, "K": 1e-6, "k": 1e-6, "b": 1e-9, "B": 1e-9}.get(u[:1], 1.0)
+    return 1.0
 METRICS = {
     "duration_us": "gpu__time_duration.sum",
     "dram_gbps": "dram__bytes.sum.per_second",
@@ -42,6 +47,8 @@ METRICS = {
     "occupancy_limit_warps": "launch__occupancy_limit_warps",
     "occupancy_limit_blocks": "launch__occupancy_limit_blocks",
 }
+ALIASES = {"dram__throughput.avg.pct_of_peak_sustained_elapsed":
+           "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"}
 STALL = re.compile(r"smsp__average_warps?_issue_stalled_(\w+?)_per_issue_active\.ratio$")
 DEFAULT_SET = [("cuda-naive", "32768x8192"), ("cuda-v3", "32768x8192"), ("cuda", "32768x8192"),
                ("triton", "32768x8192"), ("torch", "32768x8192"), ("cuda", "64x262144")]
@@ -93,8 +100,8 @@ def profile(impl: str, shape: str, dtype: str, out: Path) -> dict:
     if proc.returncode != 0 or not rep.exists():
         raise ProfileError(f"ncu failed for {impl}:\n{text[-3000:]}")
     summary = summarise(rep)
-    summary.update(impl=impl, shape=shape, dtype=dtype, command=" ".join(cmd[:-6]) +
-                   f" python -m phase24.harness.profile target {impl} {shape} {dtype}")
+    summary.update(impl=impl, shape=shape, dtype=dtype, command=reproduce(impl, shape, dtype),
+                   ncu_command=" ".join(cmd[1:-6]))
     (out / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out / f"{stem}.md").write_text(markdown(summary))
     return summary
@@ -122,10 +129,14 @@ def summarise(rep: Path) -> dict:
             return None
 
     out = {"kernel": raw.get("Kernel Name", ""), "rep": rep.name}
+    out["units_as_read"] = {}
     for key, metric in METRICS.items():
+        if metric not in raw:  # a few names differ between ncu versions
+            metric = ALIASES.get(metric, metric)
         v = number(metric)
         if v is not None:
-            v *= UNIT_SCALE.get(unit.get(metric, ""), 1.0)
+            v *= unit_scale(key, unit.get(metric, ""))
+            out["units_as_read"][key] = f"{metric} [{unit.get(metric, '')}]"
         out[key] = v
     stalls = {}
     for name in header:
@@ -138,6 +149,23 @@ def summarise(rep: Path) -> dict:
     out["guidance"] = [ln.strip() for ln in details.splitlines()
                        if re.match(r"\s*(OPT|WRN|INF)\s", ln) or "Est." in ln][:30]
     return out
+
+
+def resummarise(folder: Path) -> list[dict]:
+    """Rewrite the JSON/Markdown summaries of every .ncu-rep in ``folder`` (no new profiling)."""
+    done = []
+    for rep in sorted(folder.glob("*.ncu-rep")):
+        impl, dtype, shape = rep.stem.rsplit("_", 2)
+        s = summarise(rep)
+        s.update(impl=impl, shape=shape, dtype=dtype, command=reproduce(impl, shape, dtype))
+        (folder / f"{rep.stem}.json").write_text(json.dumps(s, indent=1) + "\n")
+        (folder / f"{rep.stem}.md").write_text(markdown(s))
+        done.append(s)
+    return done
+
+
+def reproduce(impl: str, shape: str, dtype: str) -> str:
+    return f"python -m phase24 profile softmax --impl {impl} --shape {shape} --dtype {dtype}"
 
 
 def markdown(s: dict) -> str:
