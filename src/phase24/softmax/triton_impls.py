@@ -56,6 +56,7 @@ SPLIT_SEG_MIN = 2048             # smallest chunk when splitting few rows
 NAIVE_MAX_N = 65536              # triton-naive holds a row in one block; beyond this it refuses
 INTERPRETER_SMS = 4              # the "number of SMs" used to size grids in the interpreter
 SPIN_LIMIT = 1 << 20             # polls before a split program gives up (and writes NaN)
+INTERPRETER_SPIN_LIMIT = 64      # the interpreter runs programs in turn: a wait never succeeds
 TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings mean something)
 
 
@@ -71,7 +72,8 @@ class Plan:
     seg: int = 8192              # split: elements per chunk
     s_max: int = 0               # split: cap on programs per row (0 = number of SMs)
     mode: str = "auto"           # split: "fused" (one kernel), "twopass", or "auto"
-    spin_limit: int = 0          # split: 0 = SPIN_LIMIT
+    spin_limit: int = 0          # split: 0 = SPIN_LIMIT (INTERPRETER_SPIN_LIMIT interpreted)
+    pblock: int = 0              # split: partials combined per step (0 = enough for S, <= 256)
 
     def describe(self, n: int | None = None, sms: int | None = None) -> str:
         if self.path == "rows":
@@ -205,9 +207,10 @@ def _launch(plan: Plan, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> None:
     alloc = torch.zeros if fused else torch.empty
     ws = alloc(1 + m + 2 * m * s, dtype=torch.int32, device=x2d.device)
     sync, parts = ws[:1 + m], ws[1 + m:].view(torch.float32)
-    common = dict(SEG=plan.seg, PBLOCK=min(256, max(16, _next_pow2(s))),
-                  SPIN_LIMIT=plan.spin_limit or SPIN_LIMIT, num_warps=plan.num_warps,
-                  num_stages=1)
+    spin = plan.spin_limit or (INTERPRETER_SPIN_LIMIT if triton_interpreter_active()
+                               else SPIN_LIMIT)
+    common = dict(SEG=plan.seg, PBLOCK=plan.pblock or min(256, max(16, _next_pow2(s))),
+                  SPIN_LIMIT=spin, num_warps=plan.num_warps, num_stages=1)
     k = kernel("split")
     args = (x2d, out, parts, sync, m, n, x2d.stride(0), s, cpp)
     if fused:
