@@ -207,6 +207,11 @@ def cmd_results(args) -> int:
         return 0
     for f in files:
         result = json.loads(f.read_text())
+        if getattr(args, "markdown", False):
+            from phase24.harness.bench import markdown_table
+
+            print(markdown_table(result))
+            continue
         print_results(result, ["torch", "cuda", "triton"] if not getattr(args, "all", False)
                       else None)
         console.print(f"(recorded {result['date']} on {result['gpu']}; {f.relative_to(REPO)})")
@@ -338,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("results", help="show the last recorded benchmark results")
     s.add_argument("--all", action="store_true", help="every implementation, not only the main ones")
+    s.add_argument("--markdown", action="store_true", help="the README's table")
     s.set_defaults(fn=cmd_results)
 
     s = sub.add_parser("run", help="the main job: everything this machine can run")

@@ -243,3 +243,21 @@ def save(result: dict, folder: Path, stem: str = "softmax") -> tuple[Path, Path]
 def geomean(values) -> float:
     values = list(values)
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def markdown_table(result: dict, impls=("torch", "cuda", "triton")) -> str:
+    """The README's results table, made from a benchmark JSON: GB/s (% of copy) per impl."""
+    recs = {(r["impl"], r["dtype"], r["M"], r["N"]): r for r in result["records"]}
+    head = "| dtype | M x N | " + " | ".join(impls) + " | cuda vs torch |"
+    lines = [head, "|" + "---|" * (len(impls) + 3)]
+    for dt in dict.fromkeys(r["dtype"] for r in result["records"]):
+        for m, n in dict.fromkeys((r["M"], r["N"]) for r in result["records"] if r["dtype"] == dt):
+            cells = []
+            for i in impls:
+                r = recs.get((i, dt, m, n))
+                cells.append("refused" if r is None else
+                             f"{r['us']:.1f} us, {r['gbps']:.0f} GB/s ({r['pct_copy']:.0f}%)")
+            cuda = recs.get(("cuda", dt, m, n))
+            lines.append(f"| {dt} | {m}x{n} | " + " | ".join(cells) +
+                         f" | {cuda['speedup_vs_torch']:.2f}x |")
+    return "\n".join(lines)
