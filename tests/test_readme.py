@@ -1,0 +1,24 @@
+"""The README's results table is the one the project's command makes from the committed JSON."""
+
+import json
+import re
+from pathlib import Path
+
+from phase24.harness.bench import markdown_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_table_comes_from_results():
+    readme = (ROOT / "README.md").read_text()
+    table = re.search(r"<!-- results-table:start -->\n(.*?)\n<!-- results-table:end -->", readme,
+                      re.S).group(1)
+    result = json.loads((ROOT / "results/h200/softmax.json").read_text())
+    assert table == markdown_table(result)
+    assert (ROOT / "results/h200/softmax_table.md").read_text().strip() == markdown_table(result)
+
+
+def test_readme_commands_exist():
+    readme = (ROOT / "README.md").read_text()
+    for script in ("run.sh", "test.sh", ".ci/run", "scripts/gpu-session.sh"):
+        assert script in readme and (ROOT / script).exists()
