@@ -55,7 +55,7 @@ SPLIT_CHUNK_BYTES = 32768        # bytes per chunk of a split row (bulk): 8192 f
 SPLIT_SEG_MIN = 2048             # smallest chunk when splitting few rows
 NAIVE_MAX_N = 65536              # triton-naive holds a row in one block; beyond this it refuses
 INTERPRETER_SMS = 4              # the "number of SMs" used to size grids in the interpreter
-SPIN_LIMIT = 1 << 20             # polls before a split program gives up (and writes NaN)
+SPIN_LIMIT = 1 << 18             # polls (~0.2 s) before a split program gives up and writes NaN
 INTERPRETER_SPIN_LIMIT = 64      # the interpreter runs programs in turn: a wait never succeeds
 TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings mean something)
 
