@@ -229,12 +229,11 @@ def _autotune_enabled() -> bool:
             and os.environ.get("PHASE24_TRITON_AUTOTUNE", "1") not in ("0", ""))
 
 
-def _tune_key(x2d: torch.Tensor, sms: int):
-    m, n = x2d.shape
-    if (x2d.device.type != "cuda" or not _autotune_enabled() or m < sms
+def _tune_key(m: int, n: int, x: torch.Tensor, sms: int):
+    if (x.device.type != "cuda" or not _autotune_enabled() or m < sms
             or m * n < TUNE_MIN_ELEMENTS):
         return None
-    return (x2d.device.index, x2d.dtype, _next_pow2(n))
+    return (x.device.index, x.dtype, _next_pow2(n))
 
 
 def _tune(key, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> Plan:
@@ -260,7 +259,7 @@ def _tune(key, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> Plan:
 
 
 def _plan_for(x2d: torch.Tensor, out: torch.Tensor | None, sms: int) -> Plan:
-    key = _tune_key(x2d, sms)
+    key = _tune_key(*x2d.shape, x2d, sms)
     if key is not None:
         plan = _TUNED.get(key)
         if plan is None and out is not None:
@@ -322,7 +321,7 @@ def chosen_config(x: torch.Tensor) -> str:
     n = x.shape[-1] if x.dim() else 1
     m = x.numel() // n if n else 0
     sms = _num_sms(x.device)
-    key = _tune_key(x.reshape(m, n) if m * n else x.new_empty(0, 1), sms) if m * n else None
+    key = _tune_key(m, n, x, sms)
     if key is not None and key in _TUNED:
         origin = f"autotuned among {len(TUNING_LOG.get(key, []))} candidates"
     elif key is not None:
