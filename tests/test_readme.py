@@ -22,3 +22,12 @@ def test_readme_commands_exist():
     readme = (ROOT / "README.md").read_text()
     for script in ("run.sh", "test.sh", ".ci/run", "scripts/gpu-session.sh"):
         assert script in readme and (ROOT / script).exists()
+
+
+def test_minigpt_table_comes_from_results():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "phase24", "results", "--minigpt"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert (ROOT / "results/h200/minigpt_speed.md").read_text() == out

@@ -201,6 +201,17 @@ def print_results(result: dict, impls: list[str] | None = None) -> None:
 def cmd_results(args) -> int:
     import json
 
+    if getattr(args, "minigpt", False):
+        for f in sorted(RESULTS.glob("*/minigpt_speed.json")):
+            d = json.loads(f.read_text())
+            c = d["config"]
+            print(f"| backend | tokens/s |\n|---|---|")
+            for k, v in d["tokens_per_s"].items():
+                print(f"| {k} | {v:,.0f} |")
+            print(f"\n{c['n_layer']} layers, width {c['n_embd']}, {c['n_head']} heads, context "
+                  f"{c['block_size']}, batch {d['batch_size']}, {d['dtype']}; {d['gpu']}, "
+                  f"{d['cpu_count']} CPU cores, torch {d['torch']} ({f.relative_to(REPO)}).")
+        return 0
     files = sorted(RESULTS.glob("*/softmax.json"))
     if not files:
         console.print("no recorded results under results/")
@@ -344,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("results", help="show the last recorded benchmark results")
     s.add_argument("--all", action="store_true", help="every implementation, not only the main ones")
     s.add_argument("--markdown", action="store_true", help="the README's table")
+    s.add_argument("--minigpt", action="store_true", help="the MiniGPT tokens/s table")
     s.set_defaults(fn=cmd_results)
 
     s = sub.add_parser("run", help="the main job: everything this machine can run")
