@@ -1,7 +1,5 @@
 """The registry, argument checking, the reference and the checker's logic, without a GPU."""
 
-import math
-
 import pytest
 import torch
 

@@ -1,7 +1,5 @@
 """Every implementation x dtype x edge shape against float64, on a GPU."""
 
-import math
-
 import pytest
 import torch
 

@@ -110,8 +110,6 @@ def _compile_only(file: str) -> int:
 
 
 def cmd_check(args) -> int:
-    import torch
-
     from phase24.harness.cases import DTYPES
     from phase24.harness.check import run_checks, tolerance_table
     from phase24.softmax.args import triton_interpreter_active
@@ -205,7 +203,7 @@ def cmd_results(args) -> int:
         for f in sorted(RESULTS.glob("*/minigpt_speed.json")):
             d = json.loads(f.read_text())
             c = d["config"]
-            print(f"| backend | tokens/s |\n|---|---|")
+            print("| backend | tokens/s |\n|---|---|")
             for k, v in d["tokens_per_s"].items():
                 print(f"| {k} | {v:,.0f} |")
             print(f"\n{c['n_layer']} layers, width {c['n_embd']}, {c['n_head']} heads, context "

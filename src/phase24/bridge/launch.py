@@ -73,16 +73,15 @@ class Kernel:
     def resources(self):
         return self.build.kernels.get(self.name)
 
-    def launch(self, grid, block, *args, cluster=None, shared_bytes: int = 0) -> None:
+    def launch(self, grid, block, *args, shared_bytes: int = 0) -> None:
+        """Launch on torch's current stream. Thread-block clusters are declared in the kernel
+        (``__cluster_dims__``), so ``grid`` always counts blocks."""
         from cuda.core import LaunchConfig, launch
 
-        key = (grid, block, cluster, shared_bytes)
+        key = (grid, block, shared_bytes)
         config = self._configs.get(key)
         if config is None:
-            # cuda.core counts the grid in clusters when a cluster shape is given.
-            grid_arg = grid if cluster is None else _div(grid, cluster)
-            config = LaunchConfig(grid=grid_arg, block=block, cluster=cluster,
-                                  shmem_size=shared_bytes)
+            config = LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes)
             self._configs[key] = config
         try:
             launch(_stream(), config, self._kernel, *args)
@@ -92,21 +91,8 @@ class Kernel:
                 torch.cuda.current_stream().synchronize()
         except Exception as err:  # cuda.core raises CUDAError with the driver's message
             raise LaunchError(
-                f"launch of {self.name} failed (grid={grid}, block={block}, cluster={cluster}, "
+                f"launch of {self.name} failed (grid={grid}, block={block}, "
                 f"shared={shared_bytes} B, {len(args)} args): {err}") from err
-
-
-def _div(grid, cluster):
-    if isinstance(grid, int):
-        grid, cluster = (grid,), (cluster,) if isinstance(cluster, int) else cluster
-    cluster = cluster if isinstance(cluster, tuple) else (cluster,)
-    out = []
-    for i, g in enumerate(grid):
-        c = cluster[i] if i < len(cluster) else 1
-        if g % c:
-            raise LaunchError(f"grid {grid} is not a multiple of the cluster shape {cluster}")
-        out.append(g // c)
-    return tuple(out)
 
 
 @lru_cache(maxsize=None)
