@@ -1,4 +1,4 @@
-"""Time every v4 / v5 configuration that fits each benchmark shape; write the best per shape.
+"""Time v3 and every v4 / v5 configuration that fits each benchmark shape; write the best per shape.
 
 Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
 becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned)
@@ -27,7 +27,9 @@ def main(out_path: str) -> None:
                      if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
             cands += [("v5", c) for c in ci.v5_configs(dtype)
                       if n <= c[0] * c[1] * c[2] * vw <= 2 * n]
-            rows = {"v4": ci.rows_v4, "v5": ci.rows_v5}
+            if n <= 256 * ci.V3_KS[-1] * vw:  # v3 has no choice to make, but it can still win
+                cands.append(("v3", None))
+            rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5}
             timings = []
             for kind, cfg in cands:
                 us = time_us(lambda: rows[kind](x, out, config=cfg), warmup_ms=5, rep_ms=25)

@@ -181,7 +181,7 @@ def tuned() -> dict:
     data = json.loads(TUNED_FILE.read_text())
     if data["gpu"] != torch.cuda.get_device_name():
         return {}
-    return {(e["dtype"], e["N"], e["few_rows"]): (e["kind"], tuple(e["config"]))
+    return {(e["dtype"], e["N"], e["few_rows"]): (e["kind"], tuple(e["config"] or ()))
             for e in data["best"]}
 
 
@@ -200,7 +200,7 @@ def rows_best(x2d, out):
     clusters = has_clusters()
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, _few(m)))
     if hit:
-        return (rows_v5 if hit[0] == "v5" else rows_v4)(x2d, out)
+        return {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5}[hit[0]](x2d, out)
     if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v4(x2d, out)
     if clusters and n <= v5_capacity(x2d.dtype):
