@@ -260,13 +260,15 @@ def cmd_run(args) -> int:
     """Everything this machine can do: on a GPU the checks and the benchmark; without one,
     the toolchain report, the kernel builds, the Triton checks in the interpreter, a short
     MiniGPT run and the last recorded H200 results."""
+    from phase24.harness.bench import BENCH_DTYPES
+
     ns = argparse.Namespace
     steps = [("doctor", cmd_doctor, ns(no_ncu=True))]
     if _gpu():
         steps += [("hello (lab 00)", cmd_hello, ns()),
                   ("check softmax", cmd_check, ns(impl=None, file=None, seed=None, big=False,
                                                   dtype=["float32", "float16", "bfloat16"])),
-                  ("bench softmax", cmd_bench, ns(impl=None, dtype=["float32", "bfloat16"],
+                  ("bench softmax", cmd_bench, ns(impl=None, dtype=list(BENCH_DTYPES),
                                                   shapes=None, out=None))]
     else:
         steps += [("build every kernel (sm_80, sm_89, sm_90a)", cmd_build,
@@ -307,6 +309,8 @@ def _minigpt_steps():
 # ---- parser ----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
+    from phase24.harness.bench import BENCH_DTYPES
+
     p = argparse.ArgumentParser(prog="phase24", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -334,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="time implementations against torch and the copy ceiling")
     s.add_argument("op", choices=["softmax"])
     s.add_argument("--impl", nargs="+", help="registry names (default: all)")
-    s.add_argument("--dtype", nargs="+", default=["float32", "bfloat16"], choices=dts)
+    s.add_argument("--dtype", nargs="+", default=list(BENCH_DTYPES), choices=dts)
     s.add_argument("--shapes", help="comma-separated MxN (default: the standard sweep)")
     s.add_argument("--out", help="folder for the JSON and PNG (default: results/<gpu>/)")
     s.set_defaults(fn=cmd_bench)

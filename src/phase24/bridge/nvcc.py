@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -157,7 +156,3 @@ def compile_cu(source: str | Path, arch: str, extra_flags: tuple[str, ...] = ())
         os.replace(tmp, cubin)
     log = report.read_text()
     return Build(source, arch, cubin, parse_ptxas_report(log), log)
-
-
-def report_json(build: Build) -> str:
-    return json.dumps({k: dataclasses.asdict(v) for k, v in build.kernels.items()}, indent=2)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import math
 import os
 import platform
 import subprocess
@@ -239,10 +238,6 @@ def save(result: dict, folder: Path, stem: str = "softmax") -> tuple[Path, Path]
     png = plot_bench(result, folder / f"{stem}.png")
     return path, png
 
-
-def geomean(values) -> float:
-    values = list(values)
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def markdown_table(result: dict, impls=("torch", "cuda", "triton")) -> str:

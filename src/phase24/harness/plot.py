@@ -14,7 +14,9 @@ def plot_bench(result: dict, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bulk = [r for r in result["records"] if r["M"] * r["N"] == 2**28]
+    from phase24.harness.bench import is_bulk
+
+    bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"])]
     dtypes = sorted({r["dtype"] for r in bulk}, reverse=True)
     impls = list(dict.fromkeys(r["impl"] for r in bulk))
     fig, axes = plt.subplots(1, max(1, len(dtypes)), figsize=(7 * max(1, len(dtypes)), 5),
