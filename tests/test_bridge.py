@@ -3,7 +3,8 @@
 import pytest
 
 from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu, parse_ptxas_report
-from phase24.softmax.cuda_impls import HOPPER_ONLY, V4_CONFIGS, V5_CONFIGS, V5_CONFIGS_F32
+from phase24.softmax.cuda_impls import (HOPPER_ONLY, V4_CONFIGS, V5_CONFIGS, V5_CONFIGS_F32,
+                                        V6_CONFIGS, V7_PAIRS)
 
 SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
 TARGETS = [(s, a) for s in SOURCES for a in ("sm_80", "sm_89", "sm_90a")]
@@ -34,6 +35,15 @@ def test_every_configuration_the_launcher_names_exists():
             assert f"softmax_v5_t{t}_k{k}_c{c}_{tag}" in names
     for t, k, c in V5_CONFIGS_F32:
         assert f"softmax_v5_t{t}_k{k}_c{c}_f32" in names
+    names = set(compile_cu(KERNELS_DIR / "softmax_v6_lean.cu", "sm_90a").kernels)
+    for g, k in V6_CONFIGS:
+        for tag in ("f32", "f16", "bf16"):
+            assert f"softmax_v6_g{g}_k{k}_{tag}" in names
+    names = set(compile_cu(KERNELS_DIR / "softmax_v7_split.cu", "sm_90a").kernels)
+    for size, tags in ((4, ("f32",)), (2, ("f16", "bf16"))):
+        for t, k in V7_PAIRS[size]:
+            for tag in tags:
+                assert f"softmax_v7_t{t}_k{k}_{tag}" in names
 
 
 def test_registers_fit_the_block():
@@ -44,6 +54,11 @@ def test_registers_fit_the_block():
             block = g if g > 32 else 128
             for tag in ("f32", "f16", "bf16"):
                 assert b.kernels[f"softmax_v4_g{g}_k{k}_{tag}"].registers * block <= 65536
+        b6 = compile_cu(KERNELS_DIR / "softmax_v6_lean.cu", arch)
+        for g, k in V6_CONFIGS:
+            block = g if g > 32 else 128
+            for tag in ("f32", "f16", "bf16"):
+                assert b6.kernels[f"softmax_v6_g{g}_k{k}_{tag}"].registers * block <= 65536
 
 
 def test_cache_hit_and_rebuild(tmp_path, monkeypatch):

@@ -95,8 +95,14 @@ struct MaxSum {
     float m, s;
 };
 
+// exp(m_part - m): how much a sum taken against m_part weighs against m. An empty part
+// (m_part = -inf) weighs 0, but a NaN in its sum still spreads (NaN * 0 = NaN).
+__device__ __forceinline__ float weight(float m_part, float m) {
+    return m_part == -CUDART_INF_F ? 0.f : fast_exp2((m_part - m) * LOG2E);
+}
+
 __device__ __forceinline__ float scaled_sum(float m_part, float s_part, float m) {
-    return m_part == -CUDART_INF_F ? 0.f : s_part * fast_exp2((m_part - m) * LOG2E);
+    return s_part * weight(m_part, m);
 }
 
 __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
@@ -233,3 +239,57 @@ __device__ __forceinline__ MaxSum group_merge(MaxSum v, int parity = 0) {
     }
 }
 // --8<-- [end:group_merge]
+
+// --8<-- [start:lean]
+// The lean reductions of v6 and v7: a max first, then exponentials against it, then a sum.
+// Each step is 5 shuffles and 5 single-instruction merges per warp, where merging {max, sum}
+// pairs costs two exponentials per step.
+template <int K, int V>
+__device__ __forceinline__ float held_max(const float (&v)[K][V]) {
+    float m = -CUDART_INF_F;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i) m = fmaxf(m, v[k][i]);
+    return m;
+}
+
+// Replace each held value by exp(x - m) and return their sum. With m = -inf (nothing but
+// -inf held) the offset is 0, so the values become exp(-inf) = 0 rather than NaN.
+template <int K, int V>
+__device__ __forceinline__ float exp_sum_in_place(float (&v)[K][V], float m) {
+    const float off = m == -CUDART_INF_F ? 0.f : m;
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            v[k][i] = fast_exp2((v[k][i] - off) * LOG2E);
+            s += v[k][i];
+        }
+    return s;
+}
+
+template <int K, int V>
+__device__ __forceinline__ void scale(float (&v)[K][V], float f) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[k][i] *= f;
+}
+
+// The {max, sum} of a whole block from each warp's {max, sum}: each warp posts its pair, one
+// barrier, then every warp reduces the WARPS posts itself (a max, then a weighted sum), so all
+// threads hold the total without a second barrier. The posts alternate between two buffers
+// from one call to the next (parity), so the next row's posts cannot overwrite unread ones.
+template <int WARPS>
+__device__ __forceinline__ MaxSum block_merge(MaxSum w, int parity = 0) {
+    __shared__ MaxSum post[2][WARPS];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) post[parity][warp] = w;
+    __syncthreads();
+    MaxSum p = lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f};
+    const float m = warp_max(p.m);
+    return {m, warp_sum(scaled_sum(p.m, p.s, m))};
+}
+// --8<-- [end:lean]
