@@ -18,7 +18,10 @@ BLOCK_N), the element size and the number of rows M:
   chunk in registers, publishes (max, sum) of it, waits until the S partials of its row are in
   (they are being computed at the same moment by neighbouring tickets), combines them and writes
   from registers: one read, one write, like a fused softmax of a short row. Few rows are split for
-  the same reason: 8 rows of 131072 on 8 SMs would leave 124 SMs idle.
+  the same reason: 8 rows of 131072 on 8 SMs would leave 124 SMs idle. This waiting ("fused")
+  split is the GPU default; its first version left NaN rows on the H200, the rewritten wait is
+  not yet measured. The two-launch split (stats, then output: reads the input twice) is the
+  interpreter's path, an autotuner candidate, and forced with PHASE24_TRITON_SPLIT_MODE=twopass.
 
 On a GPU, bulk shapes (M >= SMs, M*N >= 2^22) are autotuned once per (dtype, BLOCK_N) among a
 few candidate plans (set PHASE24_TRITON_AUTOTUNE=0 to use the first, heuristic one);
@@ -51,12 +54,13 @@ ROWS_TILE = 2048                 # elements per tile for short and medium-short 
 ROWS_MAX_BLOCK = {4: 32768, 2: 16384}  # longest BLOCK_N the default plan holds in one block
 ROWS_MAX_CANDIDATE = 32768       # longest BLOCK_N the autotuner also tries in one block
 FEW_ROWS_SPLIT_MIN_N = 4096      # with M < SMs, rows at least this long are split
-SPLIT_CHUNK_BYTES = 32768        # bytes per chunk of a split row (bulk): 8192 fp32, 16384 bf16
-SPLIT_SEG_MIN = 2048             # smallest chunk when splitting few rows
+SPLIT_SEG = 8192                 # elements per chunk of a split row (bulk), any dtype
+SPLIT_SEG_MIN = 1024             # smallest chunk when splitting few rows
+SPLIT_MIN_N = 16384              # bulk rows this long also try a split (autotuner candidates)
 NAIVE_MAX_N = 65536              # triton-naive holds a row in one block; beyond this it refuses
 INTERPRETER_SMS = 4              # the "number of SMs" used to size grids in the interpreter
-SPIN_LIMIT = 1 << 18             # polls (~0.2 s) before a split program gives up and writes NaN
-INTERPRETER_SPIN_LIMIT = 64      # the interpreter runs programs in turn: a wait never succeeds
+WAIT_NS = 10**9                  # fused split on a GPU: give up waiting (write NaN) after 1 s
+INTERPRETER_SPIN_LIMIT = 64      # interpreter polls (programs run in turn: a wait never succeeds)
 TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings mean something)
 
 
@@ -72,7 +76,7 @@ class Plan:
     seg: int = 8192              # split: elements per chunk
     s_max: int = 0               # split: cap on programs per row (0 = number of SMs)
     mode: str = "auto"           # split: "fused" (one kernel), "twopass", or "auto"
-    spin_limit: int = 0          # split: 0 = SPIN_LIMIT (INTERPRETER_SPIN_LIMIT interpreted)
+    spin_limit: int = 0          # split, interpreter: polls (0 = INTERPRETER_SPIN_LIMIT)
     pblock: int = 0              # split: partials combined per step (0 = enough for S, <= 256)
 
     def describe(self, n: int | None = None, sms: int | None = None) -> str:
@@ -93,10 +97,10 @@ class Plan:
             return self.mode
         if triton_interpreter_active():
             return "twopass"
-        # "fused" makes programs of one launch wait for each other; on the H200 run of
-        # 2026-11-29 (results/h200/softmax.json, "failures") it left NaN rows for long float32
-        # rows, so the default is the two-launch split until it is fixed and measured.
-        return os.environ.get("PHASE24_TRITON_SPLIT_MODE", "twopass")
+        # "fused" makes programs of one launch wait for each other. Its first wait (H200 run of
+        # 2026-11-29) left NaN behind; the wait was rewritten (triton_kernels.split_kernel) and
+        # is not yet measured on a GPU. PHASE24_TRITON_SPLIT_MODE=twopass forces two launches.
+        return os.environ.get("PHASE24_TRITON_SPLIT_MODE", "fused")
 
 
 def _next_pow2(n: int) -> int:
@@ -131,9 +135,10 @@ def _num_sms(device: torch.device) -> int:
     return _SMS[idx]
 
 
-# Register budget (ptxas -v for sm_90a, checked on the CPU): with ~16 float32 values per thread
-# (ept) every kernel below stays at <= 64 registers, so 2048 threads fit on an SM. At ept = 32 the
-# split kernel needs ~105 registers (it holds its chunk across the wait) and a 32x128 tile ~160.
+# Register budget (ptxas for sm_90a, checked on the CPU with triton.compile): with ~16 float32
+# values per thread (ept) every kernel below stays at <= 64 registers. The fused split holds its
+# chunk across the wait: 40 registers (fp32, 4-8 warps) to 50-55 (16 warps); at ept = 32 it needs
+# 60-64 (bfloat16) and a rows tile of 32x128 ~160.
 
 
 def _rows_plan(bn: int, tile: int, ept: int, per_sm: int, stages: int) -> Plan:
@@ -145,29 +150,33 @@ def _rows_plan(bn: int, tile: int, ept: int, per_sm: int, stages: int) -> Plan:
     return Plan("rows", num_warps=warps, block_m=block_m, per_sm=per_sm, num_stages=stages)
 
 
-def _split_plan(seg: int) -> Plan:
-    return Plan("split", num_warps=min(32, max(4, seg // 512)), seg=seg)  # 16 values per thread
+def _split_plan(seg: int, mode: str = "auto") -> Plan:
+    return Plan("split", num_warps=min(32, max(4, seg // 512)), seg=seg,  # 16 values per thread
+                mode=mode)
+
+
+def few_rows_seg(m: int, n: int, sms: int) -> int:
+    """Chunk size for few rows: about two programs per SM have work (M*S ~ 2 x SMs)."""
+    return min(SPLIT_SEG, max(SPLIT_SEG_MIN, _prev_pow2(m * n // (2 * sms))))
 
 
 def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
     """The heuristic plan (the autotuner's first candidate)."""
     bn = _next_pow2(n)
-    seg = SPLIT_CHUNK_BYTES // elem
     if bn * elem <= SHORT_ROW_BYTES:
         return _rows_plan(bn, ROWS_TILE, 16, 0, 1)
     if m < sms and n >= FEW_ROWS_SPLIT_MIN_N:
-        # Few rows: chunks small enough that ~2 programs per SM have work.
-        return _split_plan(min(seg, max(SPLIT_SEG_MIN, _prev_pow2(m * n // (2 * sms)))))
+        return _split_plan(few_rows_seg(m, n, sms))
     if bn <= ROWS_MAX_BLOCK[elem]:
         return _rows_plan(bn, ROWS_TILE, 16 if bn < 32768 else 32, -1, 1)
-    return _split_plan(seg)
+    return _split_plan(SPLIT_SEG)
 
 
 def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
     """The plans the autotuner times for a bulk shape; the first is the default."""
     first = default_plan(m, n, elem, sms)
     bn = _next_pow2(n)
-    seg = SPLIT_CHUNK_BYTES // elem
+    seg = SPLIT_SEG
     cands = [first]
     if first.path == "rows" and bn * elem <= SHORT_ROW_BYTES:
         cands += [replace(first, per_sm=8, num_stages=3),      # persistent, pipelined
@@ -176,13 +185,14 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
         if bn * elem <= 65536:                                 # room for 2 stages in smem
             cands.append(replace(first, num_stages=2))
         cands.append(replace(first, per_sm=0))                 # one tile per program
-        if bn >= seg:                                          # 2+ programs per row
+        if bn >= SPLIT_MIN_N:                                  # 2+ programs per row
             cands.append(_split_plan(min(seg, bn // 2)))
     else:
-        cands.append(_split_plan(seg // 2))
+        cands.append(_split_plan(max(SPLIT_SEG_MIN, first.seg // 2)))  # smaller programs
+        cands.append(replace(first, mode="twopass"))           # no waiting, reads twice
         if bn <= ROWS_MAX_CANDIDATE:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
-    return cands
+    return list(dict.fromkeys(cands))  # without repeats, in order
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,15 +215,14 @@ def _launch(plan: Plan, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> None:
         raise ValueError(f"unknown plan path {plan.path!r}")
     s, cpp = _split_shape(n, plan.seg, plan.s_max or sms)
     fused = plan._mode() == "fused"
-    # One int32 buffer: [ticket counter, M arrival counters, M*S maxima, M*S sums (float32)].
-    # The counters must start at zero for every launch of the fused kernel.
+    # One int32 buffer: [ticket counter, abort flag, M arrival counters, M*S maxima, M*S sums
+    # (float32)]. The counters must start at zero for every launch of the fused kernel.
     alloc = torch.zeros if fused else torch.empty
-    ws = alloc(1 + m + 2 * m * s, dtype=torch.int32, device=x2d.device)
-    sync, parts = ws[:1 + m], ws[1 + m:].view(torch.float32)
-    spin = plan.spin_limit or (INTERPRETER_SPIN_LIMIT if triton_interpreter_active()
-                               else SPIN_LIMIT)
+    ws = alloc(2 + m + 2 * m * s, dtype=torch.int32, device=x2d.device)
+    sync, parts = ws[:2 + m], ws[2 + m:].view(torch.float32)
     common = dict(SEG=plan.seg, PBLOCK=plan.pblock or min(256, max(16, _next_pow2(s))),
-                  SPIN_LIMIT=spin, num_warps=plan.num_warps, num_stages=1)
+                  WAIT_NS=WAIT_NS, SPIN_LIMIT=plan.spin_limit or INTERPRETER_SPIN_LIMIT,
+                  GPU=not triton_interpreter_active(), num_warps=plan.num_warps, num_stages=1)
     k = kernel("split")
     args = (x2d, out, parts, sync, m, n, x2d.stride(0), s, cpp)
     if fused:

@@ -66,17 +66,18 @@ def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
 # [start:long_row_kernel]
 def split_kernel(x_ptr, out_ptr, part_ptr, sync_ptr, M, N, stride_x, S, CPP,
                  SEG: tl.constexpr, PBLOCK: tl.constexpr, PHASE: tl.constexpr,
-                 SPIN_LIMIT: tl.constexpr):
+                 WAIT_NS: tl.constexpr, SPIN_LIMIT: tl.constexpr, GPU: tl.constexpr):
     # A row is split over S programs; program `seg` owns CPP chunks of SEG elements. Each program
     # computes (max, sum of exp) of its part, publishes it to part_ptr, and every program of the
     # row then combines the S partials and writes its own part.
-    #   PHASE 0 (GPU): one kernel. The first chunk stays in registers while the program waits
+    #   PHASE 0 (fused): one kernel. The first chunk stays in registers while the program waits
     #     for the other S - 1 partials of its row, so with CPP = 1 the input is read once.
     #     Programs take tickets from a counter in order, so every program waits only on tickets
     #     already taken or still to be taken by programs that can start; with S <= number of
     #     resident programs this cannot deadlock. The wait is bounded: a timeout writes NaN.
     #   PHASE 1 then PHASE 2: two launches, stats then output (re-reads the input). Used by the
     #     interpreter, which runs programs one after another and so cannot wait on a peer.
+    # sync_ptr holds [ticket counter, abort flag, one arrival counter per row].
     total = M * S
     if PHASE == 0:
         t = tl.atomic_add(sync_ptr, 1, sem="relaxed")
@@ -110,14 +111,45 @@ def split_kernel(x_ptr, out_ptr, part_ptr, sync_ptr, M, N, stride_x, S, CPP,
         tl.store(part_ptr + total + t, s)
 
     if PHASE == 0:
-        arrived = sync_ptr + 1 + row
-        tl.debug_barrier()  # the partial's stores happen before the release below
-        cnt = tl.atomic_add(arrived, 1, sem="acq_rel") + 1
-        spins = tl.zeros_like(cnt)
-        while (cnt < S) & (spins < SPIN_LIMIT):
-            cnt = tl.atomic_add(arrived, 0, sem="acquire")
-            spins += 1
-        ok = cnt >= S
+        # Publish: the barrier orders the partial's stores before the release increment.
+        abort = sync_ptr + 1
+        arrived = sync_ptr + 2 + row
+        tl.debug_barrier()
+        tl.atomic_add(arrived, 1, sem="release")
+        # Wait until S programs have arrived. On the GPU every thread polls for itself with an
+        # acquire load written in PTX (ld.global.acquire.gpu): no barrier and no shared memory
+        # sit in the loop, and each thread's own acquire orders its reads of the partials after
+        # the peers' releases. (The first version polled with a scalar tl.atomic_add, which
+        # Triton runs on one thread and broadcasts through shared memory with two barriers per
+        # poll; it left NaN behind on the H200 for a reason its PTX does not show, see
+        # scripts/explore_triton.py.) Polls are ~100 ns apart (nanosleep) so that waiting
+        # programs do not crowd the L2. The wait ends after WAIT_NS of %globaltimer, or at once
+        # when another program has given up (abort flag): a bug costs ~WAIT_NS, never a hang.
+        # The interpreter has no PTX: it polls with an atomic, at most SPIN_LIMIT times.
+        seen = 0
+        stop = 0
+        if GPU:
+            t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [],
+                                           dtype=tl.int64, is_pure=False, pack=1)
+            now = t0
+            while (seen < S) & (stop == 0) & (now - t0 < WAIT_NS):
+                seen, stop, now = tl.inline_asm_elementwise(
+                    "nanosleep.u32 100;\n\t"
+                    "ld.global.acquire.gpu.b32 $0, [$3];\n\t"
+                    "ld.global.relaxed.gpu.b32 $1, [$4];\n\t"
+                    "mov.u64 $2, %globaltimer;",
+                    "=r,=r,=l,l,l", [arrived, abort], dtype=(tl.int32, tl.int32, tl.int64),
+                    is_pure=False, pack=1)
+        else:
+            spins = 0
+            while (seen < S) & (spins < SPIN_LIMIT):
+                seen = tl.atomic_add(arrived, 0, sem="acquire")
+                spins += 1
+        # Threads may disagree only if the deadline struck between their polls: take the
+        # verdict of the whole program (the least count any thread saw).
+        seen = tl.min(seen + tl.zeros_like(offs), axis=0)
+        ok = seen >= S
+        tl.atomic_max(abort, 1, mask=seen < S, sem="relaxed")  # timed out: others, stop waiting
 
     if PHASE != 1:
         # Combine the row's partials: M = max m_i, S = sum s_i * exp(m_i - M). Loads bypass L1
