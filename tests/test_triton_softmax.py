@@ -344,6 +344,35 @@ def test_gpu_sweep_every_candidate_plan(dtype, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_gpu_fused_split_waits_for_every_program(dtype, monkeypatch):
+    # Programs of one launch wait for each other. The first version of that wait wrote NaN for
+    # every program of a row but the last to arrive (H200, 2026-11-29): check every split plan
+    # the dispatch may pick, forced to the fused mode, on few-row and long-row shapes, several
+    # calls each (a race need not show on the first).
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setenv("PHASE24_TRITON_AUTOTUNE", "0")
+    elem = torch.empty(0, dtype=dtype).element_size()
+    sms = T._num_sms(torch.device("cuda"))
+    for m, n in FEW_ROWS + [(2 * sms + 5, 65536), (sms + 7, 262144)]:
+        x = randn((m, n), dtype, seed=m + n, device="cuda")
+        ref = softmax_reference(x)
+        for plan in T.candidate_plans(m, n, elem, sms):
+            if plan.path != "split":
+                continue
+            plan = replace(plan, mode="fused")
+            what = f"{plan.describe(n, sms)} {m}x{n} {dtype}"
+            for _ in range(3):
+                out = T.triton_softmax(x, plan=plan)
+                torch.cuda.synchronize()
+                assert not (out.isnan() & ~ref.isnan()).any(), f"{what}: NaN written"
+            sums = out.double().sum(-1)
+            assert torch.allclose(sums, torch.ones_like(sums), atol=1e-3), what
+            assert_softmax(out, x, what)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_gpu_edges_and_stress(monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     monkeypatch.setenv("PHASE24_TRITON_AUTOTUNE", "0")  # the plans are forced or default here
