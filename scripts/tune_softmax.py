@@ -15,19 +15,6 @@ from phase24.softmax import cuda_impls as ci
 DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
-def v7_candidates(m: int, n: int, dtype):
-    """(THREADS, K, S) for v7: each block size with the fewest chunks that hold the row, and
-    for few rows also 2x and 4x as many (more SMs busy), S <= SMs, chunks >= 1024 values."""
-    sms, vw = ci.sm_count(), ci.vec_width(dtype)
-    out = []
-    for t, k in ci.v7_pairs(dtype):
-        s0 = -(-n // (t * k * vw))
-        for s in ((s0, 2 * s0, 4 * s0) if ci._few(m) else (s0,)):
-            if s <= sms and (s == s0 or n // s >= ci.V7_MIN_CHUNK):
-                out.append((t, k, s))
-    return out
-
-
 def main(out_path: str) -> None:
     copy = copy_gbps()
     table = []
@@ -42,15 +29,20 @@ def main(out_path: str) -> None:
                       if n <= c[0] * c[1] * c[2] * vw <= 2 * n]
             cands += [("v6", c) for c in ci.V6_CONFIGS
                       if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
-            if n >= 8192 or ci._few(m):
-                cands += [("v7", (t, k, s)) for t, k, s in v7_candidates(m, n, dtype)]
+            if ci.has_clusters():
+                room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
+                cands += [("v7", c) for c in ci.V7_CONFIGS if n <= c[0] * c[1] * 16 <= room]
             if n <= 256 * ci.V3_KS[-1] * vw:  # v3 has no choice to make, but it can still win
                 cands.append(("v3", None))
             rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5,
                     "v6": ci.rows_v6, "v7": ci.rows_v7}
             timings = []
             for kind, cfg in cands:
-                us = time_us(lambda: rows[kind](x, out, config=cfg), warmup_ms=5, rep_ms=25)
+                try:
+                    us = time_us(lambda: rows[kind](x, out, config=cfg), warmup_ms=5, rep_ms=25)
+                except Exception as err:  # e.g. a cluster size this GPU refuses: report, go on
+                    print(f"  {kind}{cfg}: {type(err).__name__}: {err}", flush=True)
+                    continue
                 timings.append({"kind": kind, "config": cfg, "us": round(us, 2),
                                 "pct_copy": round(100 * bytes_moved(m, n, dtype) / us / 1e3 / copy, 1)})
             tus = time_us(lambda: torch.softmax(x, -1), warmup_ms=5, rep_ms=25)

@@ -4,7 +4,7 @@ import pytest
 
 from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu, parse_ptxas_report
 from phase24.softmax.cuda_impls import (HOPPER_ONLY, V4_CONFIGS, V5_CONFIGS, V5_CONFIGS_F32,
-                                        V6_CONFIGS, V7_PAIRS)
+                                        V6_CONFIGS, V7_CONFIGS)
 
 SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
 TARGETS = [(s, a) for s in SOURCES for a in ("sm_80", "sm_89", "sm_90a")]
@@ -39,11 +39,10 @@ def test_every_configuration_the_launcher_names_exists():
     for g, k in V6_CONFIGS:
         for tag in ("f32", "f16", "bf16"):
             assert f"softmax_v6_g{g}_k{k}_{tag}" in names
-    names = set(compile_cu(KERNELS_DIR / "softmax_v7_split.cu", "sm_90a").kernels)
-    for size, tags in ((4, ("f32",)), (2, ("f16", "bf16"))):
-        for t, k in V7_PAIRS[size]:
-            for tag in tags:
-                assert f"softmax_v7_t{t}_k{k}_{tag}" in names
+    names = set(compile_cu(KERNELS_DIR / "softmax_v7_cluster_lean.cu", "sm_90a").kernels)
+    for t, c in V7_CONFIGS:
+        for tag, k in (("f32", 4), ("f16", 2), ("bf16", 2)):
+            assert f"softmax_v7_t{t}_k{k}_c{c}_{tag}" in names
 
 
 def test_registers_fit_the_block():

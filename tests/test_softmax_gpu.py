@@ -81,36 +81,13 @@ def test_every_v6_configuration(config, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("pair", [0, 1, 2, 3])
-def test_every_v7_configuration(pair, dtype):
-    t, k = ci.v7_pairs(dtype)[pair]
-    cap = t * k * ci.vec_width(dtype)
-    for s in (1, 2, 7, ci.sm_count()):
-        for case in (plain(3, s * cap), plain(2, s * cap - 5), unaligned(2, (s * cap) // 2 + 1),
-                     plain(1, 1)):
-            v = check_case(f"v7({t},{k},{s})", _forced(ci.rows_v7, (t, k, s)), case, dtype,
-                           "cuda", seed=6)
-            assert v.ok, f"S={s} {case.name}: {v.why}"
-
-
-def test_v7_many_blocks_and_clean_counters():
-    """64000 blocks meeting in groups of 32 (more than fit at once), twice in a row: correct
-    both times, and the workspace's counters are back at zero after each launch."""
-    x = torch.randn(2000, 4096, device="cuda")
-    for _ in range(2):
-        out = torch.full_like(x, float("nan"))
-        ci.rows_v7(x, out, config=(128, 4, 32))
-        torch.cuda.synchronize()
-        ref = torch.softmax(x.double(), -1)
-        assert torch.allclose(out.double(), ref, rtol=1e-5, atol=1e-12)
-        ws = ci._v7_workspace(0, x.device)
-        assert int(ws[:2 + 2 * 2000].abs().sum()) == 0
-
-
-def test_v7_refuses_a_split_that_cannot_hold_the_row():
-    x = torch.randn(2, 10000, device="cuda")
-    with pytest.raises(ValueError, match="cannot hold a row"):
-        ci.rows_v7(x, torch.empty_like(x), config=(128, 4, 2))
+@pytest.mark.parametrize("config", ci.V7_CONFIGS, ids=str)
+def test_every_v7_configuration(config, dtype):
+    t, c = config
+    full = t * c * 16
+    for case in (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1), plain(1, 1)):
+        v = check_case(f"v7{config}", _forced(ci.rows_v7, config), case, dtype, "cuda", seed=6)
+        assert v.ok, f"{case.name}: {v.why}"
 
 
 def test_vector_add_through_the_bridge():

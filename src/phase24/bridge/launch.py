@@ -95,6 +95,26 @@ class Kernel:
                 f"shared={shared_bytes} B, {len(args)} args): {err}") from err
 
 
+    def allow_non_portable_clusters(self) -> None:
+        """Let this kernel run in clusters of more than 8 blocks (Hopper takes up to 16). The
+        driver refuses such a launch unless the kernel's attribute says it may; set it once."""
+        if getattr(self, "_non_portable", False):
+            return
+        from cuda.bindings import driver
+
+        attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+        handle = self._kernel.handle
+        if isinstance(handle, driver.CUfunction):
+            (err,) = driver.cuFuncSetAttribute(handle, attr, 1)
+        else:
+            (err,) = driver.cuKernelSetAttribute(attr, 1, driver.CUkernel(int(handle)),
+                                                 driver.CUdevice(_device().device_id))
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise LaunchError(f"could not allow clusters of more than 8 blocks for {self.name}: "
+                              f"{err}")
+        self._non_portable = True
+
+
 @lru_cache(maxsize=None)
 def _module(cubin: Path):
     from cuda.core import ObjectCode

@@ -24,12 +24,6 @@
 
 namespace cg = cooperative_groups;
 
-__device__ __forceinline__ void cluster_arrive() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() {
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
 
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int CLUSTER>

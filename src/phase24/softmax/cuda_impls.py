@@ -172,70 +172,50 @@ def rows_v6(x2d, out, config: tuple[int, int] | None = None):
     m, n = x2d.shape
     config = config or tuned_config("v6", x2d) or v4_choose(n, x2d.dtype)
     if config is None:
-        return rows_v7(x2d, out)
+        return rows_v2(x2d, out)
     group, k = config
     block = group if group > 32 else 128
     _launch("softmax_v6_lean.cu", f"softmax_v6_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
             x2d, out, math.ceil(m / (block // group)), block)
 
 
-# ---- v7: a row split across S blocks that meet through global memory ---------------------------
+# ---- v7: v5's cluster, lean reductions, 2048 threads per SM, clusters up to 16 (Hopper) ----------
 
-# (THREADS, K) pairs compiled in softmax_v7_split.cu, per element size: 16 values per thread
-# in blocks of 128-512, or 32 values per thread in blocks of 1024.
-V7_PAIRS = {4: ((128, 4), (256, 4), (512, 4), (1024, 8)),
-            2: ((128, 2), (256, 2), (512, 2), (1024, 4))}
-V7_MIN_CHUNK = 1024  # values: a block with less than this to do is mostly waiting
+# (THREADS, CLUSTER) pairs compiled in softmax_v7_cluster_lean.cu; a thread holds 16 values.
+V7_CONFIGS = tuple((t, c) for c in (2, 4, 8, 16) for t in (256, 512, 1024))
 
 
-def v7_pairs(dtype):
-    return V7_PAIRS[torch.empty((), dtype=dtype).element_size()]
+def v7_capacity(dtype) -> int:
+    return max(t * c for t, c in V7_CONFIGS) * 16
 
 
-def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int]:
-    """(THREADS, K, S): 512-thread blocks, as few chunks per row as fit, or for few rows as many
-    as give every SM ~2 blocks (chunks of at least V7_MIN_CHUNK values)."""
-    threads, k = v7_pairs(dtype)[2]
-    cap = threads * k * vec_width(dtype)
-    sms = sm_count()
-    s = math.ceil(n / cap)
-    s = max(s, min(math.ceil(2 * sms / m), n // V7_MIN_CHUNK, sms))
-    if s > sms:  # the row does not fit in SMs blocks of 512: take the 1024-thread blocks
-        threads, k = v7_pairs(dtype)[3]
-        s = math.ceil(n / (threads * k * vec_width(dtype)))
-    return threads, k, max(1, s)
+def v7_choose(m: int, n: int, dtype) -> tuple[int, int] | None:
+    """The smallest cluster that holds the row in blocks of 1024 (fewest barriers), or, for few
+    rows, the largest cluster of the smallest blocks that hold it (more SMs at work)."""
+    fits = [(t, c) for t, c in V7_CONFIGS if t * c * 16 >= n]
+    if not fits:
+        return None
+    if _few(m):
+        return max(fits, key=lambda tc: (tc[1], -tc[0]))
+    return min(fits, key=lambda tc: (tc[1], -tc[0]))
 
 
-_workspaces: dict = {}
-
-
-def _v7_workspace(words: int, device) -> torch.Tensor:
-    """Counters and partials of v7, one buffer per stream: zeroed when allocated, and every
-    launch leaves its counters at zero again (so no memset per call)."""
-    key = (device.index, torch.cuda.current_stream(device).cuda_stream)
-    ws = _workspaces.get(key)
-    if ws is None or ws.numel() < words:
-        ws = _workspaces[key] = torch.zeros(max(words, 2 * (ws.numel() if ws is not None else 0)),
-                                            dtype=torch.int32, device=device)
-    return ws
-
-
-def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
+def rows_v7(x2d, out, config: tuple[int, int] | None = None):
     m, n = x2d.shape
-    threads, k, s = config or tuned_config("v7", x2d) or v7_choose(m, n, x2d.dtype)
-    cap = threads * k * vec_width(x2d.dtype)
-    if s > sm_count() or s * cap < n:
-        raise ValueError(f"v7: {s} chunks of at most {cap} values cannot hold a row of {n} "
-                         f"on {sm_count()} SMs")
-    name = f"softmax_v7_t{threads}_k{k}_{DTYPE_TAG[x2d.dtype]}"
-    rows_per_launch = MAX_GRID // s
-    for start in range(0, m, rows_per_launch):
+    tag = DTYPE_TAG[x2d.dtype]
+    config = config or tuned_config("v7", x2d) or v7_choose(m, n, x2d.dtype)
+    if config is None or not has_clusters():
+        return rows_v2(x2d, out)
+    t, c = config
+    k = 16 // vec_width(x2d.dtype)
+    kernel = _kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}")
+    if c > 8:
+        kernel.allow_non_portable_clusters()
+    rows_per_launch = MAX_GRID // c
+    for start in range(0, m, rows_per_launch):  # the grid counts blocks: c per row
         stop = min(m, start + rows_per_launch)
-        rows = stop - start
-        ws = _v7_workspace(2 + 2 * rows + 1 + 2 * rows * s, x2d.device)
-        _kernel("softmax_v7_split.cu", name).launch(
-            rows * s, threads, ptr(x2d[start:stop]), ptr(out[start:stop]), np.int64(rows),
-            np.int32(n), np.int64(x2d.stride(0)), np.int32(s), ptr(ws))
+        kernel.launch((stop - start) * c, t, ptr(x2d[start:stop]), ptr(out[start:stop]),
+                      np.int64(stop - start), np.int32(n), np.int64(x2d.stride(0)))
 
 
 def _few(m: int) -> bool:
@@ -266,19 +246,23 @@ def tuned_config(kind: str, x2d) -> tuple | None:
     return hit[1] if hit and hit[0] == kind else None
 
 
-# Rows at least this long are split across blocks when there are few of them.
-SPLIT_FOR_FEW_ROWS_FROM_N = 8192
+# Rows at least this long go to a cluster kernel when there are few of them (Hopper).
+CLUSTER_FOR_FEW_ROWS_FROM_N = 8192
 
 
 def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters()
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, _few(m)))
-    if hit and (hit[0] != "v5" or clusters):
+    if hit and (hit[0] not in ("v5", "v7") or clusters):
         return KINDS[hit[0]](x2d, out)
-    if n <= v4_capacity(x2d.dtype) and not (_few(m) and n >= SPLIT_FOR_FEW_ROWS_FROM_N):
+    if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v6(x2d, out)
-    return rows_v7(x2d, out)
+    if clusters and n <= v7_capacity(x2d.dtype):
+        return rows_v7(x2d, out)
+    if n <= v4_capacity(x2d.dtype):
+        return rows_v6(x2d, out)
+    return rows_v2(x2d, out)
 
 
 KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7}
@@ -297,7 +281,7 @@ RUNGS = {
 }
 
 # Kernel files that use Hopper-only features and are built for sm_90a alone.
-HOPPER_ONLY = {"softmax_v5_cluster.cu"}
+HOPPER_ONLY = {"softmax_v5_cluster.cu", "softmax_v7_cluster_lean.cu"}
 
 
 def _entry(name, rows):
