@@ -51,6 +51,9 @@ PLANS = {
     "split": T.Plan("split", seg=16, s_max=3, mode="twopass"),           # S<=3, >1 chunk each
     "split-1chunk": T.Plan("split", seg=32, s_max=64, mode="twopass"),   # one chunk per program
     "split-fused": T.Plan("split", seg=16, s_max=1, mode="fused"),       # tickets, wait, re-read
+    "rows-bf16-kept": T.Plan("rows", per_sm=1, lowp=True),               # bf16 tile kept (bf16)
+    "looped": T.Plan("looped", seg=16, per_sm=1),                        # grid < rows, chunks
+    "looped-capped": T.Plan("looped", seg=32, per_sm=2, l2_mb=0, hints=False),
 }
 PATHS = ["naive", "default", *PLANS]
 
@@ -205,6 +208,27 @@ def test_float32_accumulation(interp, path):
     assert_softmax(run(path, x), x, f"{path} long bfloat16 rows")
 
 
+def test_looped_grid_capped_by_l2_budget(interp, monkeypatch):
+    # l2_mb caps the programs in flight: rows of 300 float32 (1200 bytes) under a 1 MB cap fit
+    # many; a tiny cap (patched row bytes) leaves one program striding over every row.
+    x = randn((5, 300), torch.float32, seed=81)
+    x[2] = float("-inf")
+    x[3, :290] = float("-inf")                    # only the last chunk finite
+    for l2_mb in (1, 0):
+        plan = T.Plan("looped", seg=64, per_sm=1, l2_mb=l2_mb)
+        assert_softmax(T.triton_softmax(x, plan=plan), x, f"looped l2_mb={l2_mb}")
+    calls = []
+    orig = T._launch
+
+    def spy(plan, x2d, out, sms):
+        calls.append(plan)
+        return orig(plan, x2d, out, sms)
+    monkeypatch.setattr(T, "_launch", spy)
+    xb = randn((3, 40), torch.bfloat16, seed=82)
+    assert_softmax(T.triton_softmax(xb, plan=T.Plan("looped", seg=16, per_sm=1, l2_mb=1)), xb)
+    assert calls and calls[0].path == "looped"
+
+
 def test_fused_split_cannot_wait_in_interpreter_and_says_so_with_nan(interp):
     # The interpreter runs programs one after another: a fused split with S > 1 would wait
     # forever for a peer; the bounded wait gives up and writes NaN instead of hanging.
@@ -223,10 +247,21 @@ def test_dispatch_thresholds():
     assert T.default_plan(1024, 262144, 4, sms).path == "split"
     assert T.default_plan(8, 131072, 2, sms).path == "split"         # few rows: split
     assert T.default_plan(1, 1 << 24, 4, sms).path == "split"        # no limit on N
+    for elem in (4, 2):                                               # few rows that fit: rows
+        assert T.default_plan(1, 32768, elem, sms).path == "rows"
+        assert T.default_plan(64, 32768, elem, sms).num_warps == 32
+        assert T.default_plan(64, 65536, elem, sms).path == "split"
+    assert T.default_plan(8192, 32768, 2, sms).path == "rows"        # bf16 32768: rows
+    assert T.default_plan(8, 131072, 4, sms)._mode() in ("twopass", os.environ.get(
+        "PHASE24_TRITON_SPLIT_MODE", "twopass"))                      # no waiting by default
+    bulk = T.candidate_plans(1024, 262144, 2, sms, bf16=True)
+    assert {"split", "looped"} <= {c.path for c in bulk}
+    assert any(c.lowp for c in T.candidate_plans(8192, 32768, 2, sms, bf16=True))
+    assert not any(c.lowp for c in T.candidate_plans(8192, 32768, 2, sms, bf16=False))
     for elem in (4, 2):
         for n in (128, 1000, 4096, 32768, 65536, 262144, 3 << 20):
             for m in (1, 64, 4096, 1 << 20):
-                cands = T.candidate_plans(m, n, elem, sms)
+                cands = T.candidate_plans(m, n, elem, sms, bf16=elem == 2)
                 assert cands[0] == T.default_plan(m, n, elem, sms)
                 for c in cands:
                     if c.path == "split":
@@ -329,7 +364,7 @@ def test_gpu_sweep_every_candidate_plan(dtype, monkeypatch):
     elem = torch.empty(0, dtype=dtype).element_size()
     sms = T._num_sms(torch.device("cuda"))
     for n in SWEEP_N:
-        plans = T.candidate_plans((1 << 28) // n, n, elem, sms)
+        plans = T.candidate_plans((1 << 28) // n, n, elem, sms, bf16=dtype == torch.bfloat16)
         if dtype == torch.float16:
             plans = plans[:1]
         for j, plan in enumerate(plans):
@@ -369,6 +404,30 @@ def test_gpu_fused_split_waits_for_every_program(dtype, monkeypatch):
             sums = out.double().sum(-1)
             assert torch.allclose(sums, torch.ones_like(sums), atol=1e-3), what
             assert_softmax(out, x, what)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gpu_looped_and_bf16_kept_rows(dtype, monkeypatch):
+    # The looped kernel (capped and uncapped grids, with and without hints) and the bf16-kept
+    # rows plan on unaligned rows with special values, more rows than programs.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    elem = torch.empty(0, dtype=dtype).element_size()
+    plans = [T._looped_plan(elem, 2, 32), T._looped_plan(elem, 2, 0),
+             T._looped_plan(elem, 1, 1, hints=False), T._lowp_rows_plan(32768, 32, 1),
+             T._lowp_rows_plan(16384, 16, 2)]
+    for n in (1000, 16384, 20000, 65536 - 3):
+        base = randn((300, n + 1), dtype, seed=n, device="cuda")
+        x = base[:, 1:]
+        x[0] = float("-inf"); x[1, n // 3] = float("nan"); x[2, : n - 5] = float("-inf")  # noqa: E702
+        for plan in plans:
+            if plan.path == "rows" and T._next_pow2(n) > 32768:
+                continue
+            out = torch.full_like(x, float("nan"))
+            T.softmax_rows(x, out, plan)
+            torch.cuda.synchronize()
+            assert_softmax(out, x, f"{plan.describe(n, 132)} {n} {dtype}")
 
 
 @pytest.mark.gpu

@@ -51,9 +51,12 @@ except (ImportError, ValueError):
 # Dispatch thresholds (module constants so that tests and learners can move them).
 SHORT_ROW_BYTES = 2048           # BLOCK_N * element size up to this: several rows per tile
 ROWS_TILE = 2048                 # elements per tile for short and medium-short rows
-ROWS_MAX_BLOCK = {4: 32768, 2: 16384}  # longest BLOCK_N the default plan holds in one block
+ROWS_MAX_BLOCK = {4: 32768, 2: 32768}  # longest BLOCK_N the default plan holds in one block
 ROWS_MAX_CANDIDATE = 32768       # longest BLOCK_N the autotuner also tries in one block
-FEW_ROWS_SPLIT_MIN_N = 4096      # with M < SMs, rows at least this long are split
+LOWP_MAX_BLOCK = 65536           # longest BLOCK_N of the bf16-kept rows candidates
+FEW_ROWS_MAX_BLOCK = 32768       # with M < SMs, longer rows are split over programs
+LOOPED_CHUNK_BYTES = 16384       # looped kernel: bytes per chunk (4096 fp32, 8192 16-bit)
+LOOPED_L2_MB = 32                # looped kernel: rows in flight at most this many MB (L2 50 MB)
 SPLIT_SEG = 8192                 # elements per chunk of a split row (bulk), any dtype
 SPLIT_SEG_MIN = 1024             # smallest chunk when splitting few rows
 SPLIT_MIN_N = 16384              # bulk rows this long also try a split (autotuner candidates)
@@ -68,16 +71,19 @@ TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings
 class Plan:
     """How ``triton`` runs one shape. Fields unused by a path are left at their defaults."""
 
-    path: str                    # "rows" or "split"
+    path: str                    # "rows", "split" or "looped"
     num_warps: int = 4
     block_m: int = 1             # rows: rows per tile
     per_sm: int = 0              # rows: 0 = one tile per program; k = persistent grid of k x SMs
-    num_stages: int = 1          # rows: software-pipelining depth of the tile loop
-    seg: int = 8192              # split: elements per chunk
+    num_stages: int = 1          # rows, looped: software-pipelining depth of the loops
+    lowp: bool = False           # rows, bfloat16 only: keep the tile in bfloat16 (see kernel)
+    seg: int = 8192              # split, looped: elements per chunk
     s_max: int = 0               # split: cap on programs per row (0 = number of SMs)
     mode: str = "auto"           # split: "fused" (one kernel), "twopass", or "auto"
     spin_limit: int = 0          # split, interpreter: polls (0 = INTERPRETER_SPIN_LIMIT)
     pblock: int = 0              # split: partials combined per step (0 = enough for S, <= 256)
+    l2_mb: int = 0               # looped: cap programs so that rows in flight fit this (0: none)
+    hints: bool = True           # looped: L2 eviction hints on the loads and stores
 
     def describe(self, n: int | None = None, sms: int | None = None) -> str:
         if self.path == "rows":
@@ -85,7 +91,13 @@ class Plan:
             grid = ("one tile per program" if self.per_sm == 0
                     else f"persistent grid {self.per_sm}xSMs")
             return (f"rows_kernel: tile {self.block_m}x{bn}, {self.num_warps} warps, {grid}, "
-                    f"num_stages={self.num_stages}")
+                    f"num_stages={self.num_stages}" + (", bf16 kept" if self.lowp else ""))
+        if self.path == "looped":
+            text = (f"looped_kernel: chunks of {self.seg}, {self.num_warps} warps, "
+                    f"{self.per_sm}xSMs programs")
+            if self.l2_mb:
+                text += f" (rows in flight <= {self.l2_mb} MB)"
+            return text + f", num_stages={self.num_stages}" + ("" if self.hints else ", no hints")
         text = f"split_kernel: chunks of {self.seg}, {self.num_warps} warps"
         if n is not None and sms is not None:
             s, cpp = _split_shape(n, self.seg, self.s_max or sms)
@@ -97,10 +109,11 @@ class Plan:
             return self.mode
         if triton_interpreter_active():
             return "twopass"
-        # "fused" makes programs of one launch wait for each other. Its first wait (H200 run of
-        # 2026-11-29) left NaN behind; the wait was rewritten (triton_kernels.split_kernel) and
-        # is not yet measured on a GPU. PHASE24_TRITON_SPLIT_MODE=twopass forces two launches.
-        return os.environ.get("PHASE24_TRITON_SPLIT_MODE", "fused")
+        # "fused" makes programs of one launch wait for each other. It is correct on the H200
+        # but was slower than two launches on every bulk long-row shape and erratic on few rows
+        # (H200 exploration run of 2026-11-30: bulk 26-48% of copy against twopass's 54-66%), so
+        # two launches are the default; PHASE24_TRITON_SPLIT_MODE=fused selects the waiting one.
+        return os.environ.get("PHASE24_TRITON_SPLIT_MODE", "twopass")
 
 
 def _next_pow2(n: int) -> int:
@@ -155,28 +168,51 @@ def _split_plan(seg: int, mode: str = "auto") -> Plan:
                 mode=mode)
 
 
+def _looped_plan(elem: int, per_sm: int, l2_mb: int, hints: bool = True) -> Plan:
+    seg = LOOPED_CHUNK_BYTES // elem                                       # 16 values per thread
+    return Plan("looped", num_warps=min(32, max(4, seg // 512)), seg=seg, per_sm=per_sm,
+                l2_mb=l2_mb, hints=hints)
+
+
+def _lowp_rows_plan(bn: int, warps: int, per_sm: int) -> Plan:
+    return Plan("rows", num_warps=warps, block_m=1, per_sm=per_sm, lowp=True)
+
+
 def few_rows_seg(m: int, n: int, sms: int) -> int:
     """Chunk size for few rows: about two programs per SM have work (M*S ~ 2 x SMs)."""
     return min(SPLIT_SEG, max(SPLIT_SEG_MIN, _prev_pow2(m * n // (2 * sms))))
 
 
 def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
-    """The heuristic plan (the autotuner's first candidate)."""
+    """The heuristic plan (the autotuner's first candidate).
+
+    Few rows (M < SMs): a row that fits one program (BLOCK_N <= 32768) runs in one program (one
+    launch, no workspace); a longer one is split over programs in two launches. In the H200
+    exploration run of 2026-11-30 these were the fastest measured plans but one (fp32 1x32768:
+    two-launch split 7.3 us, one program 8.6 us; torch 14.1 us) and beat torch on all eight
+    few-row shapes. Bulk rows longer than one program holds: the two-launch split (reads the
+    input twice: 65.5% of copy fp32, 54.5% bf16 in that run); the autotuner also tries the
+    looped one-program-per-row kernel.
+    """
     bn = _next_pow2(n)
     if bn * elem <= SHORT_ROW_BYTES:
         return _rows_plan(bn, ROWS_TILE, 16, 0, 1)
-    if m < sms and n >= FEW_ROWS_SPLIT_MIN_N:
+    if m < sms:
+        if bn <= FEW_ROWS_MAX_BLOCK:
+            return _rows_plan(bn, ROWS_TILE, 16 if bn < 32768 else 32, -1, 1)
         return _split_plan(few_rows_seg(m, n, sms))
     if bn <= ROWS_MAX_BLOCK[elem]:
         return _rows_plan(bn, ROWS_TILE, 16 if bn < 32768 else 32, -1, 1)
     return _split_plan(SPLIT_SEG)
 
 
-def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
-    """The plans the autotuner times for a bulk shape; the first is the default."""
+def candidate_plans(m: int, n: int, elem: int, sms: int, bf16: bool = False) -> list[Plan]:
+    """The plans the autotuner times for a bulk shape; the first is the default.
+
+    ``bf16``: the input is bfloat16, which adds the rows plans that keep the tile in bfloat16.
+    """
     first = default_plan(m, n, elem, sms)
     bn = _next_pow2(n)
-    seg = SPLIT_SEG
     cands = [first]
     if first.path == "rows" and bn * elem <= SHORT_ROW_BYTES:
         cands += [replace(first, per_sm=8, num_stages=3),      # persistent, pipelined
@@ -185,13 +221,15 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
         if bn * elem <= 65536:                                 # room for 2 stages in smem
             cands.append(replace(first, num_stages=2))
         cands.append(replace(first, per_sm=0))                 # one tile per program
-        if bn >= SPLIT_MIN_N:                                  # 2+ programs per row
-            cands.append(_split_plan(min(seg, bn // 2)))
+        if bf16 and bn >= 16384:
+            cands += [_lowp_rows_plan(bn, 16, 2), _lowp_rows_plan(bn, 32, 1)]
     else:
-        cands.append(_split_plan(max(SPLIT_SEG_MIN, first.seg // 2)))  # smaller programs
-        cands.append(replace(first, mode="twopass"))           # no waiting, reads twice
         if bn <= ROWS_MAX_CANDIDATE:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
+        if bf16 and bn <= LOWP_MAX_BLOCK:
+            cands.append(_lowp_rows_plan(bn, 32, 1))
+        cands += [_looped_plan(elem, 2, LOOPED_L2_MB), _looped_plan(elem, 2, 0),
+                  _looped_plan(elem, 2, LOOPED_L2_MB // 2)]
     return list(dict.fromkeys(cands))  # without repeats, in order
 
 
@@ -209,7 +247,16 @@ def _launch(plan: Plan, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> None:
         kernel("rows")[(grid,)](
             x2d, out, m, n, x2d.stride(0),
             BLOCK_M=plan.block_m, BLOCK_N=_next_pow2(n), NUM_STAGES=plan.num_stages,
+            LOWP=plan.lowp and x2d.dtype == torch.bfloat16,
             num_warps=plan.num_warps, num_stages=plan.num_stages)
+        return
+    if plan.path == "looped":
+        grid = min(m, max(1, plan.per_sm) * sms)
+        if plan.l2_mb:
+            grid = min(grid, max(1, (plan.l2_mb << 20) // (n * x2d.element_size())))
+        kernel("looped")[(grid,)](
+            x2d, out, m, n, x2d.stride(0), SEG=plan.seg, NUM_STAGES=plan.num_stages,
+            HINTS=plan.hints, num_warps=plan.num_warps, num_stages=plan.num_stages)
         return
     if plan.path != "split":
         raise ValueError(f"unknown plan path {plan.path!r}")
@@ -252,7 +299,7 @@ def _tune(key, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> Plan:
     import triton.testing
 
     m, n = x2d.shape
-    cands = candidate_plans(m, n, x2d.element_size(), sms)
+    cands = candidate_plans(m, n, x2d.element_size(), sms, x2d.dtype == torch.bfloat16)
     timed, log = [], []
     for plan in cands:
         try:

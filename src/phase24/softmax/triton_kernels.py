@@ -38,11 +38,16 @@ def naive_kernel(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
 
 # [start:rows_kernel]
 def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr):
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+                LOWP: tl.constexpr):
     # A tile is BLOCK_M whole rows (BLOCK_N >= N). Short rows: many rows per tile, so a program
     # moves enough bytes. Medium rows: BLOCK_M = 1. The grid may be smaller than the number of
     # tiles (persistent programs): each program strides over tiles, and with NUM_STAGES > 1 the
     # compiler prefetches the next tile's loads while the current one is reduced.
+    # LOWP (bfloat16 input only): the tile stays in bfloat16 and is widened where it is used;
+    # the output's exp is computed again from the bfloat16 values (widened by a shift of the
+    # bits, which the compiler does not merge with the first widening), so that no float32 copy
+    # of the tile has to live across the two reductions.
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     n_tiles = tl.cdiv(M, BLOCK_M)
@@ -52,12 +57,21 @@ def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
         rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
         rows64 = rows.to(tl.int64)
         mask = (rows < M)[:, None] & col_ok[None, :]
-        x = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask,
-                    other=float("-inf")).to(tl.float32)
-        m = tl.max(x, axis=1)
-        e = tl.exp2((x - m[:, None]) * LOG2E)
-        inv = 1.0 / tl.sum(e, axis=1)
-        y = e * inv[:, None]
+        xin = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask,
+                      other=float("-inf"))
+        if LOWP:
+            m = tl.max(xin, axis=1).to(tl.float32)
+            s = tl.sum(tl.exp2((xin.to(tl.float32) - m[:, None]) * LOG2E), axis=1)
+            bits = xin.to(tl.int16, bitcast=True).to(tl.int32) << 16
+            xf = bits.to(tl.float32, bitcast=True)
+            # exp(x - m) / s = exp2((x - m) * log2(e) - log2(s)); log2(s) costs ~1e-6 relative
+            y = tl.exp2((xf - m[:, None]) * LOG2E - tl.log2(s)[:, None])
+        else:
+            x = xin.to(tl.float32)
+            m = tl.max(x, axis=1)
+            e = tl.exp2((x - m[:, None]) * LOG2E)
+            inv = 1.0 / tl.sum(e, axis=1)
+            y = e * inv[:, None]
         tl.store(out_ptr + rows64[:, None] * N + cols[None, :], y.to(out_ptr.dtype.element_ty),
                  mask=mask)
 # [end:rows_kernel]
@@ -184,6 +198,54 @@ def split_kernel(x_ptr, out_ptr, part_ptr, sync_ptr, M, N, stride_x, S, CPP,
             tl.store(o_row + offs_c, yc.to(out_ptr.dtype.element_ty), mask=offs_c < N)
 # [end:long_row_kernel]
 
+# [start:looped_kernel]
+def looped_kernel(x_ptr, out_ptr, M, N, stride_x,
+                  SEG: tl.constexpr, NUM_STAGES: tl.constexpr, HINTS: tl.constexpr):
+    # One program per row (persistent: it strides over rows), two passes over the row in chunks
+    # of SEG values. Pass 1: online max and per-lane sums of exp (one reduction per chunk, for
+    # the max; the sums are reduced once at the end). Pass 2: read the row again and write.
+    # The host keeps (programs in flight) x (row bytes) small enough that the second read can
+    # hit the L2; with HINTS, pass-1 loads ask the L2 to keep the lines (evict_last), pass-2
+    # loads and the stores mark theirs as streaming (evict_first, .cs). No program waits on
+    # another, and there is one launch.
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    cols = tl.arange(0, SEG)
+    for row in range(pid, M, nprog):
+        row64 = row + tl.zeros([], tl.int64)  # (the interpreter's loop index is a Python int)
+        x_row = x_ptr + row64 * stride_x
+        o_row = out_ptr + row64 * N
+        m = tl.full([], float("-inf"), tl.float32)
+        s = tl.zeros([SEG], tl.float32)
+        for start in tl.range(0, N, SEG, num_stages=NUM_STAGES):
+            offs = start + cols
+            if HINTS:
+                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"),
+                             eviction_policy="evict_last")
+            else:
+                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"))
+            xc = xc.to(tl.float32)
+            m_new = tl.maximum(m, tl.max(xc, axis=0))
+            # While every value so far is -inf, scale by exp2(x - 0) = 0: the sums stay 0.
+            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+            s = s * tl.exp2((m - m_safe) * LOG2E) + tl.exp2((xc - m_safe) * LOG2E)
+            m = m_new
+        inv = 1.0 / tl.sum(s, axis=0)
+        for start in tl.range(0, N, SEG, num_stages=NUM_STAGES):
+            offs = start + cols
+            if HINTS:
+                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"),
+                             eviction_policy="evict_first")
+            else:
+                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"))
+            y = (tl.exp2((xc.to(tl.float32) - m) * LOG2E) * inv).to(out_ptr.dtype.element_ty)
+            if HINTS:
+                tl.store(o_row + offs, y, mask=offs < N, cache_modifier=".cs")
+            else:
+                tl.store(o_row + offs, y, mask=offs < N)
+# [end:looped_kernel]
+
+
 
 def install_interpreter_numpy_fix() -> None:
     """Let Triton 3.6's interpreter use runtime ints as loop bounds under NumPy >= 2.4.
@@ -223,7 +285,8 @@ def _check_triton_mode(interp: bool) -> None:
             "cannot compile for the GPU in this process")
 
 
-_RAW = {"naive": naive_kernel, "rows": rows_kernel, "split": split_kernel}
+_RAW = {"naive": naive_kernel, "rows": rows_kernel, "split": split_kernel,
+        "looped": looped_kernel}
 _WRAPPED: dict = {}
 
 
