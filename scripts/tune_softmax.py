@@ -31,7 +31,7 @@ def main(out_path: str) -> None:
                       if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
             if ci.has_clusters():
                 room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
-                cands += [("v7", c) for c in ci.V7_CONFIGS if n <= c[0] * c[1] * 16 <= room]
+                cands += [("v7", c) for c in ci.V7_CONFIGS if n <= c[0] * c[1] * c[2] * vw <= room]
             if n <= 256 * ci.V3_KS[-1] * vw:  # v3 has no choice to make, but it can still win
                 cands.append(("v3", None))
             rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5,

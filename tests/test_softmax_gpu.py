@@ -83,8 +83,8 @@ def test_every_v6_configuration(config, dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("config", ci.V7_CONFIGS, ids=str)
 def test_every_v7_configuration(config, dtype):
-    t, c = config
-    full = t * c * 16
+    t, k, c = config
+    full = t * k * c * ci.vec_width(dtype)
     for case in (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1), plain(1, 1)):
         v = check_case(f"v7{config}", _forced(ci.rows_v7, config), case, dtype, "cuda", seed=6)
         assert v.ok, f"{case.name}: {v.why}"

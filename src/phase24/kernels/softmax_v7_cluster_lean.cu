@@ -1,14 +1,17 @@
-// v7 (cuda-v7, Hopper only): v5's cluster with v6's lean reductions, two or more blocks per SM,
-// and clusters of up to 16 blocks.
+// v7 (cuda-v7, Hopper only): v5's cluster with v6's lean reductions, values kept in their
+// loaded form, two or more blocks per SM, clusters of up to 16 blocks.
 //
-// Changed from v5: a 1 MB row on a cluster of 8 meant 8 blocks of 1024 threads x 32 values,
+// Changed from v5: a 1 MB row on a cluster of 8 meant 8 blocks of 1024 threads x 32 floats,
 // one block per SM; while it waited at the cluster barrier its SM moved no bytes (v5 stayed at
-// 84-87% of copy on fp32 rows of 32K-256K, 59-66% on bf16 ones, whose blocks hold half as many
-// bytes). Here a thread holds 16 values (32 registers), so 2048 threads, i.e. two or more
-// blocks, share an SM and one block's wait overlaps another's loads and stores; the cluster
-// grows instead, up to 16 blocks (a "non-portable" size, which the launcher must allow on the
-// kernel before launching it). The reductions are v6's: max, exponentials, sum.
-// Prediction: long rows at the copy ceiling like v6's medium rows.
+// 84-87% of copy on fp32 rows of 32K-256K, 59-66% on bf16 ones). (1) A thread keeps its slots
+// as the raw 16 bytes it loaded (load_raw in softmax_common.cuh): K = 4 slots are 16 registers,
+// so 2048 threads (two or more blocks, each at its own stage) share an SM and one block's wait
+// overlaps another's loads and stores; and a bfloat16 takes half a register, so an SM holds as
+// many bytes of a bf16 row as of an fp32 one. The exponentials are computed twice (for the
+// sum, then for the output) instead of being kept. (2) v6's reductions: max, exponentials,
+// sum. (3) Clusters of 1 to 16 blocks; 16 is a "non-portable" size the launcher must allow on
+// the kernel first.
+// Prediction: long rows at the copy ceiling like v6's medium rows, bf16 as well as fp32.
 #include <cooperative_groups.h>
 
 #include "softmax_common.cuh"
@@ -32,11 +35,11 @@ __device__ void lean_cluster_softmax(const T* x, T* y, long long M, int N, long 
     const int begin = min(N, rank * chunk), end = min(N, begin + chunk);
     const bool vec = rows_aligned16(x, y, N, x_stride);
 
-    float v[K][V];
-    load_slots<T, K, THREADS>(x + row * x_stride, begin, end, threadIdx.x, vec, v);
+    uint4 r[K];
+    load_raw<T, K, THREADS>(x + row * x_stride, begin, end, threadIdx.x, vec, r);
     MaxSum mine;  // this warp's part of the chunk
-    mine.m = warp_max(held_max(v));
-    mine.s = warp_sum(exp_sum_in_place(v, mine.m));
+    mine.m = warp_max(raw_max<T>(r));
+    mine.s = warp_sum(raw_exp_sum<T>(r, mine.m));
     MaxSum part = block_merge<THREADS / 32>(mine);
     if (threadIdx.x == 0) slot = part;
     cluster.sync();  // every block's partial is written and visible cluster-wide
@@ -49,29 +52,27 @@ __device__ void lean_cluster_softmax(const T* x, T* y, long long M, int N, long 
     }
     cluster_arrive();  // this block is done reading the others' shared memory
     __syncthreads();
-    scale(v, weight(mine.m, total.m) / total.s);
-    store_slots<T, K, THREADS>(y + row * (long long)N, begin, end, threadIdx.x, vec, v);
+    store_raw<T, K, THREADS>(y + row * (long long)N, begin, end, threadIdx.x, vec, r, mine.m,
+                             weight(mine.m, total.m) / total.s);
     cluster_wait();  // nobody exits while another block may still read its `slot`
 }
 // --8<-- [end:kernel]
 
-// Blocks per SM to plan registers for: 2048 threads when a thread holds 16 values.
-constexpr int v7_min_blocks(int threads, int values) { return values <= 16 ? 2048 / threads : 1; }
+// Registers for 2048 threads per SM with K = 4 slots (16 registers of data), 1024 with K = 8.
+constexpr int v7_min_blocks(int threads, int k) { return (k <= 4 ? 2048 : 1024) / threads; }
 
 #define V7_ONE(THREADS, K, CLUSTER, tag, T)                                                        \
     extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)                                     \
-        __launch_bounds__(THREADS, v7_min_blocks(THREADS, K * Vec16<T>::size))                     \
+        __launch_bounds__(THREADS, v7_min_blocks(THREADS, K))                                      \
             softmax_v7_t##THREADS##_k##K##_c##CLUSTER##_##tag(const T* x, T* y, long long M,       \
                                                               int N, long long s) {                \
         lean_cluster_softmax<T, THREADS, K, CLUSTER>(x, y, M, N, s);                               \
     }
-// 16 values per thread: K = 4 floats or K = 2 16-byte slots of 8 halves / bfloat16s.
-#define V7(THREADS, CLUSTER)                                                                       \
-    V7_ONE(THREADS, 4, CLUSTER, f32, float)                                                        \
-    V7_ONE(THREADS, 2, CLUSTER, f16, __half) V7_ONE(THREADS, 2, CLUSTER, bf16, __nv_bfloat16)
+#define V7(THREADS, K, CLUSTER)                                                                    \
+    V7_ONE(THREADS, K, CLUSTER, f32, float)                                                        \
+    V7_ONE(THREADS, K, CLUSTER, f16, __half) V7_ONE(THREADS, K, CLUSTER, bf16, __nv_bfloat16)
+#define V7_CLUSTERS(THREADS, K) \
+    V7(THREADS, K, 1) V7(THREADS, K, 2) V7(THREADS, K, 4) V7(THREADS, K, 8) V7(THREADS, K, 16)
 
-// The (THREADS, CLUSTER) pairs the launcher may choose; a block holds THREADS x 16 values.
-V7(256, 2) V7(512, 2) V7(1024, 2)
-V7(256, 4) V7(512, 4) V7(1024, 4)
-V7(256, 8) V7(512, 8) V7(1024, 8)
-V7(256, 16) V7(512, 16) V7(1024, 16)
+// The (THREADS, K, CLUSTER) triples the launcher may choose; a block holds THREADS x K x V values.
+V7_CLUSTERS(256, 4) V7_CLUSTERS(512, 4) V7_CLUSTERS(1024, 4) V7_CLUSTERS(512, 8) V7_CLUSTERS(1024, 8)

@@ -179,35 +179,37 @@ def rows_v6(x2d, out, config: tuple[int, int] | None = None):
             x2d, out, math.ceil(m / (block // group)), block)
 
 
-# ---- v7: v5's cluster, lean reductions, 2048 threads per SM, clusters up to 16 (Hopper) ----------
+# ---- v7: v5's cluster, lean reductions, raw 16-byte slots, clusters up to 16 (Hopper) ---------
 
-# (THREADS, CLUSTER) pairs compiled in softmax_v7_cluster_lean.cu; a thread holds 16 values.
-V7_CONFIGS = tuple((t, c) for c in (2, 4, 8, 16) for t in (256, 512, 1024))
+# (THREADS, K, CLUSTER) triples compiled in softmax_v7_cluster_lean.cu: K raw 16-byte slots
+# per thread (K = 4: 2048 threads per SM; K = 8: 1024).
+V7_CONFIGS = tuple((t, k, c) for c in (1, 2, 4, 8, 16)
+                   for t, k in ((256, 4), (512, 4), (1024, 4), (512, 8), (1024, 8)))
 
 
 def v7_capacity(dtype) -> int:
-    return max(t * c for t, c in V7_CONFIGS) * 16
+    return max(t * k * c for t, k, c in V7_CONFIGS) * vec_width(dtype)
 
 
-def v7_choose(m: int, n: int, dtype) -> tuple[int, int] | None:
-    """The smallest cluster that holds the row in blocks of 1024 (fewest barriers), or, for few
-    rows, the largest cluster of the smallest blocks that hold it (more SMs at work)."""
-    fits = [(t, c) for t, c in V7_CONFIGS if t * c * 16 >= n]
+def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
+    """Blocks of 1024 x 4 slots in the smallest cluster that holds the row (fewest barriers);
+    for few rows, the largest cluster of the smallest blocks that hold it (more SMs at work)."""
+    vw = vec_width(dtype)
+    fits = [(t, k, c) for t, k, c in V7_CONFIGS if t * k * c * vw >= n and k == 4]
     if not fits:
         return None
     if _few(m):
-        return max(fits, key=lambda tc: (tc[1], -tc[0]))
-    return min(fits, key=lambda tc: (tc[1], -tc[0]))
+        return max(fits, key=lambda tkc: (tkc[2], -tkc[0]))
+    return min(fits, key=lambda tkc: (tkc[2], -tkc[0]))
 
 
-def rows_v7(x2d, out, config: tuple[int, int] | None = None):
+def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
     m, n = x2d.shape
     tag = DTYPE_TAG[x2d.dtype]
     config = config or tuned_config("v7", x2d) or v7_choose(m, n, x2d.dtype)
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
-    t, c = config
-    k = 16 // vec_width(x2d.dtype)
+    t, k, c = config
     kernel = _kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}")
     if c > 8:
         kernel.allow_non_portable_clusters()
