@@ -7,27 +7,24 @@ BLOCK_N), the element size and the number of rows M:
 
 * short rows (BLOCK_N * element size <= 2 KB): ``rows_kernel`` with a tile of several rows, so
   that each program moves ~16 KB; without this a 128-float row keeps a program busy for 512 bytes.
-* medium rows (BLOCK_N up to 32768 float32 / 16384 16-bit values: 32 values per thread at 32
-  warps, no spills): ``rows_kernel`` with one row per tile, persistent programs (grid = SMs x the
-  programs that fit on an SM) striding over rows; this is the design measured at 3.8-3.95 TB/s
-  for float32 N = 1K-32K on the H200 (h200-measured.md).
-* long rows, or few rows (M < SMs, N >= 4096): ``split_kernel``. A row is cut into chunks of SEG
-  values spread over S programs. A single program per row cannot hold a 1 MB row on chip, and
-  reading it twice (online max/sum, then again to write) is 3 passes of traffic, at best 67% of
-  copy: with 132 rows of 1 MB in flight the re-read misses the L2. Here each program keeps its
-  chunk in registers, publishes (max, sum) of it, waits until the S partials of its row are in
-  (they are being computed at the same moment by neighbouring tickets), combines them and writes
-  from registers: one read, one write, like a fused softmax of a short row. Few rows are split for
-  the same reason: 8 rows of 131072 on 8 SMs would leave 124 SMs idle. This waiting ("fused")
-  split is the GPU default; its first version left NaN rows on the H200, the rewritten wait is
-  not yet measured. The two-launch split (stats, then output: reads the input twice) is the
-  interpreter's path, an autotuner candidate, and forced with PHASE24_TRITON_SPLIT_MODE=twopass.
+* medium rows (BLOCK_N up to 32768, any dtype): ``rows_kernel`` with one row per tile,
+  persistent programs (grid = SMs x the programs that fit on an SM) striding over rows. Few rows
+  (M < SMs) take this path too when BLOCK_N <= 32768: one launch, no workspace.
+* long rows (and few rows longer than 32768): ``split_kernel``. A row is cut into chunks of SEG
+  values spread over S programs; by default in two launches (partial (max, sum) per chunk, then
+  combine and write: the input is read twice, at best 67% of copy). The one-launch "fused" mode,
+  where the programs of a row wait for each other's partials and write from registers, is
+  correct on the H200 but was slower and erratic in the H200 exploration run of 2026-11-30; it is
+  kept for PHASE24_TRITON_SPLIT_MODE=fused and forced plans. The autotuner also tries
+  ``looped_kernel`` (one program per row, two passes over the row, with the programs in flight
+  capped so that the second read can hit the L2; not yet measured) and, for bfloat16, rows tiles
+  kept in bfloat16 (not yet measured).
 
 On a GPU, bulk shapes (M >= SMs, M*N >= 2^22) are autotuned once per (dtype, BLOCK_N) among a
 few candidate plans (set PHASE24_TRITON_AUTOTUNE=0 to use the first, heuristic one);
 ``chosen_config(x)`` says which plan runs for ``x``. Without a GPU, with TRITON_INTERPRET=1, the
-same kernels run in Triton's interpreter (the split runs as two launches there: the interpreter
-runs programs one after another, so one cannot wait for another).
+same kernels run in Triton's interpreter (the split always runs as two launches there: the
+interpreter runs programs one after another, so one cannot wait for another).
 """
 
 from __future__ import annotations
