@@ -71,9 +71,10 @@ def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100) -> float:
     """Median GPU time of ``fn()`` in microseconds.
 
     Before each timed call the L2 cache is flushed (256 MB written) and the GPU is kept busy
-    for ~50 us (torch.cuda._sleep), so the CPU has queued the call before the start event
-    fires: the time is the GPU's, without Python's launch overhead (~10-30 us a call here,
-    which would otherwise dominate rows of a few hundred KB). CUDA events bracket each call.
+    for ~150 us (torch.cuda._sleep), so the CPU has queued the call before the start event
+    fires: the time is the GPU's, without Python's launch overhead (~10-60 us a call here,
+    more for two launches, which would otherwise dominate rows of a few hundred KB). CUDA
+    events bracket each call.
     """
     global _flush
     if _flush is None:
@@ -94,7 +95,7 @@ def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100) -> float:
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     for i in range(n):
         _flush.zero_()
-        torch.cuda._sleep(100_000)  # ~50 us of GPU cycles
+        torch.cuda._sleep(300_000)  # ~150 us of GPU cycles
         starts[i].record()
         fn()
         ends[i].record()
