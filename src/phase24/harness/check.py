@@ -56,16 +56,20 @@ def compare(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> tuple[f
     diff = (o - r).abs()
     worst = (diff / (rtol * r.abs() + atol)).max().item() if r.numel() else 0.0
     rel_l2 = (diff.norm() / r.norm().clamp_min(1e-300)).item() if r.numel() else 0.0
+    # Row sums are compared with those of the reference rounded to the output dtype, i.e. with
+    # what an exact kernel would write: a float16 row of 10^6 values holds subnormal numbers
+    # whose rounding alone moves its sum ~3e-3 away from 1.
     rows = ~ref_nan.reshape(-1, ref.shape[-1]).any(dim=1)
     sums = out.to(torch.float64).reshape(-1, ref.shape[-1])[rows].sum(dim=1)
-    sum_err = (sums - 1).abs().max().item() if sums.numel() else 0.0
+    exact = ref.to(dtype).to(torch.float64).reshape(-1, ref.shape[-1])[rows].sum(dim=1)
+    sum_err = (sums - exact).abs().max().item() if sums.numel() else 0.0
     why = []
     if worst > 1:
         why.append(f"elementwise error {worst:.2g}x the tolerance")
     if rel_l2 > rtol:
         why.append(f"relative L2 error {rel_l2:.2g} > {rtol:g}")
     if sum_err > rtol:
-        why.append(f"a row sums to 1 +- {sum_err:.2g}")
+        why.append(f"a row's sum is off by {sum_err:.2g} (from the rounded reference's)")
     return rel_l2, worst, sum_err, "; ".join(why)
 
 
