@@ -1,4 +1,4 @@
-"""Time v3 and every v4 / v5 / v6 / v7 configuration that fits each benchmark shape; write the best per shape.
+"""Time v3 and every v4 .. v8 configuration that fits each benchmark shape; write the best per shape.
 
 Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
 becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned)
@@ -32,10 +32,11 @@ def main(out_path: str) -> None:
             if ci.has_clusters():
                 room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
                 cands += [("v7", c) for c in ci.V7_CONFIGS if n <= c[0] * c[1] * c[2] * vw <= room]
+                cands += [("v8", c) for c in ci.V8_CONFIGS if n <= c[0] * c[1] * 4 * vw <= room]
             if n <= 256 * ci.V3_KS[-1] * vw:  # v3 has no choice to make, but it can still win
                 cands.append(("v3", None))
             rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5,
-                    "v6": ci.rows_v6, "v7": ci.rows_v7}
+                    "v6": ci.rows_v6, "v7": ci.rows_v7, "v8": ci.rows_v8}
             timings = []
             for kind, cfg in cands:
                 try:

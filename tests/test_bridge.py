@@ -4,7 +4,7 @@ import pytest
 
 from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu, parse_ptxas_report
 from phase24.softmax.cuda_impls import (HOPPER_ONLY, V4_CONFIGS, V5_CONFIGS, V5_CONFIGS_F32,
-                                        V6_CONFIGS, V7_CONFIGS)
+                                        V6_CONFIGS, V7_CONFIGS, V8_CONFIGS)
 
 SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
 TARGETS = [(s, a) for s in SOURCES for a in ("sm_80", "sm_89", "sm_90a")]
@@ -43,6 +43,13 @@ def test_every_configuration_the_launcher_names_exists():
     for t, k, c in V7_CONFIGS:
         for tag in ("f32", "f16", "bf16"):
             assert f"softmax_v7_t{t}_k{k}_c{c}_{tag}" in names
+
+
+def test_every_v8_configuration_exists():
+    names = set(compile_cu(KERNELS_DIR / "softmax_v8_pipelined.cu", "sm_90a").kernels)
+    for t, c in V8_CONFIGS:
+        for tag in ("f32", "f16", "bf16"):
+            assert f"softmax_v8_t{t}_c{c}_{tag}" in names
 
 
 def test_registers_fit_the_block():

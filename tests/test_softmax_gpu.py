@@ -90,6 +90,19 @@ def test_every_v7_configuration(config, dtype):
         assert v.ok, f"{case.name}: {v.why}"
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("config", ci.V8_CONFIGS, ids=str)
+def test_every_v8_configuration(config, dtype):
+    t, c = config
+    full = t * c * 4 * ci.vec_width(dtype)
+    grid = ci._v8_grid_clusters(f"softmax_v8_t{t}_c{c}_{ci.DTYPE_TAG[dtype]}", t, c)
+    # more rows than clusters, so every cluster walks several rows and prefetches
+    for case in (plain(2 * grid + 3, min(full, 4096)), plain(3, full), plain(2, full - 5),
+                 unaligned(2, full // 2 + 1), plain(1, 1)):
+        v = check_case(f"v8{config}", _forced(ci.rows_v8, config), case, dtype, "cuda", seed=8)
+        assert v.ok, f"{case.name}: {v.why}"
+
+
 def test_vector_add_through_the_bridge():
     from phase24.hello import hello
 

@@ -68,6 +68,7 @@ class Kernel:
     def __init__(self, build: Build, name: str, handle):
         self.build, self.name, self._kernel = build, name, handle
         self._configs: dict = {}
+        self._attributes: dict = {}
 
     @property
     def resources(self):
@@ -95,24 +96,43 @@ class Kernel:
                 f"shared={shared_bytes} B, {len(args)} args): {err}") from err
 
 
-    def allow_non_portable_clusters(self) -> None:
-        """Let this kernel run in clusters of more than 8 blocks (Hopper takes up to 16). The
-        driver refuses such a launch unless the kernel's attribute says it may; set it once."""
-        if getattr(self, "_non_portable", False):
+    def set_attribute(self, name: str, value: int) -> None:
+        """Set a CUfunction attribute once, e.g. ``NON_PORTABLE_CLUSTER_SIZE_ALLOWED`` (clusters
+        of more than 8 blocks) or ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` (more than 48 KB)."""
+        if self._attributes.get(name) == value:
             return
         from cuda.bindings import driver
 
-        attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+        attr = getattr(driver.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}")
         handle = self._kernel.handle
         if isinstance(handle, driver.CUfunction):
-            (err,) = driver.cuFuncSetAttribute(handle, attr, 1)
+            (err,) = driver.cuFuncSetAttribute(handle, attr, value)
         else:
-            (err,) = driver.cuKernelSetAttribute(attr, 1, driver.CUkernel(int(handle)),
+            (err,) = driver.cuKernelSetAttribute(attr, value, driver.CUkernel(int(handle)),
                                                  driver.CUdevice(_device().device_id))
         if err != driver.CUresult.CUDA_SUCCESS:
-            raise LaunchError(f"could not allow clusters of more than 8 blocks for {self.name}: "
-                              f"{err}")
-        self._non_portable = True
+            raise LaunchError(f"could not set {name}={value} on {self.name}: {err}")
+        self._attributes[name] = value
+
+    def allow_non_portable_clusters(self) -> None:
+        """Let this kernel run in clusters of more than 8 blocks (Hopper takes up to 16)."""
+        self.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+
+    def max_active_clusters(self, block: int, cluster: int, shared_bytes: int = 0) -> int:
+        """How many clusters of this kernel the GPU runs at once (the driver's occupancy query);
+        with ``cluster == 1``, how many blocks."""
+        from cuda.core import LaunchConfig
+
+        occ = self._kernel.occupancy
+        per_sm = occ.max_active_blocks_per_multiprocessor(block, shared_bytes)
+        blocks = per_sm * _device().properties.multiprocessor_count
+        if cluster == 1:
+            return blocks
+        config = LaunchConfig(grid=1, cluster=cluster, block=block, shmem_size=shared_bytes)
+        try:
+            return occ.max_active_clusters(config, stream=_stream())
+        except Exception:  # an older cuda.core: SMs are grouped by 16-18, so lose ~1 in 8
+            return max(1, blocks * 7 // (8 * cluster))
 
 
 @lru_cache(maxsize=None)

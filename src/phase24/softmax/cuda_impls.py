@@ -220,6 +220,47 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
                       np.int64(stop - start), np.int32(n), np.int64(x2d.stride(0)))
 
 
+# ---- v8: persistent clusters, the next row prefetched into shared memory (Hopper) ------------
+
+# (THREADS, CLUSTER) pairs compiled in softmax_v8_pipelined.cu; a block holds THREADS x 4 slots
+# of 16 bytes in registers and as many in shared memory.
+V8_CONFIGS = tuple((t, c) for c in (1, 2, 4, 8, 16) for t in (256, 512, 1024))
+
+
+def v8_capacity(dtype) -> int:
+    return max(t * c for t, c in V8_CONFIGS) * 4 * vec_width(dtype)
+
+
+@lru_cache(maxsize=None)
+def _v8_grid_clusters(name: str, threads: int, cluster: int) -> int:
+    """Clusters that run at once: the grid of the persistent kernel (one wave, no tail)."""
+    kernel = _kernel("softmax_v8_pipelined.cu", name)
+    return max(1, kernel.max_active_clusters(threads, cluster, 64 * threads))
+
+
+def rows_v8(x2d, out, config: tuple[int, int] | None = None):
+    m, n = x2d.shape
+    tag = DTYPE_TAG[x2d.dtype]
+    if config is None:
+        config = tuned_config("v8", x2d)
+    if config is None:
+        fits = [(t, c) for t, c in V8_CONFIGS if t * c * 4 * vec_width(x2d.dtype) >= n]
+        config = min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
+    if config is None or not has_clusters():
+        return rows_v2(x2d, out)
+    t, c = config
+    name = f"softmax_v8_t{t}_c{c}_{tag}"
+    kernel = _kernel("softmax_v8_pipelined.cu", name)
+    smem = 64 * t  # the next row's slots
+    if smem > 48 * 1024:
+        kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", smem)
+    if c > 8:
+        kernel.allow_non_portable_clusters()
+    clusters = min(m, _v8_grid_clusters(name, t, c))
+    kernel.launch(clusters * c, t, ptr(x2d), ptr(out), np.int64(m), np.int32(n),
+                  np.int64(x2d.stride(0)), shared_bytes=smem)
+
+
 def _few(m: int) -> bool:
     return m <= 256
 
@@ -256,7 +297,7 @@ def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters()
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, _few(m)))
-    if hit and (hit[0] not in ("v5", "v7") or clusters):
+    if hit and (hit[0] not in ("v5", "v7", "v8") or clusters):
         return KINDS[hit[0]](x2d, out)
     if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v6(x2d, out)
@@ -267,7 +308,8 @@ def rows_best(x2d, out):
     return rows_v2(x2d, out)
 
 
-KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7}
+KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7,
+         "v8": rows_v8}
 
 
 RUNGS = {
@@ -279,11 +321,12 @@ RUNGS = {
     "cuda-v5": rows_v5,
     "cuda-v6": rows_v6,
     "cuda-v7": rows_v7,
+    "cuda-v8": rows_v8,
     "cuda": rows_best,
 }
 
 # Kernel files that use Hopper-only features and are built for sm_90a alone.
-HOPPER_ONLY = {"softmax_v5_cluster.cu", "softmax_v7_cluster_lean.cu"}
+HOPPER_ONLY = {"softmax_v5_cluster.cu", "softmax_v7_cluster_lean.cu", "softmax_v8_pipelined.cu"}
 
 
 def _entry(name, rows):

@@ -1,0 +1,119 @@
+// v8 (cuda-v8, Hopper only): persistent clusters; the next row streams into shared memory
+// while this one is reduced.
+//
+// Changed from v7: v7's clusters each do one row and exit, so an SM stops loading while its
+// blocks wait at the cluster barrier, and the bigger the cluster the longer the wait (fp32
+// rows at ~92% of copy with 1 block per row, ~85% with clusters of 8). Here a grid of G
+// clusters, as many as fit at once, walks the rows (row, row + G, ...). Each block copies its
+// chunk of the NEXT row from global to shared memory with cp.async (asynchronous, no
+// registers) as soon as it has taken the current one into registers; the copy runs during the
+// reductions, the cluster barrier and the stores, so the SM always has loads in flight. The
+// row is still read once and written once: registers hold this row, shared memory the next.
+// Prediction: long rows at the copy ceiling; few rows as v7.
+#include <cooperative_groups.h>
+
+#include "softmax_common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "softmax_v8_pipelined.cu uses thread-block clusters: build it for sm_90a"
+#endif
+
+namespace cg = cooperative_groups;
+
+__device__ __forceinline__ void cp_async16(uint4* dst, const void* src) {
+    unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+
+// One slot element by element (rows not 16-byte aligned); out of line, so that the rare path
+// does not cost the common one registers.
+template <typename T, int THREADS>
+__device__ __noinline__ void copy_slot(uint4* dst, const T* row, int first, int end) {
+    uint4 e[1];
+    load_raw<T, 1, THREADS>(row, first, end, threadIdx.x, false, e);
+    *dst = e[0];
+}
+
+// Start copying this thread's K slots of `row` (columns begin..end) into buf; rows that are
+// not 16-byte aligned are copied element by element (synchronously) instead.
+template <typename T, int K, int THREADS>
+__device__ __forceinline__ void prefetch(uint4* buf, const T* row, int begin, int end, bool vec) {
+    constexpr int V = Vec16<T>::size;
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int col = begin + (k * THREADS + t) * V;
+        if (vec && col < end) {
+            cp_async16(&buf[k * THREADS + t], row + col);
+        } else {
+            copy_slot<T, THREADS>(&buf[k * THREADS + t], row, col - t * V, end);
+        }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// --8<-- [start:kernel]
+template <typename T, int THREADS, int K, int CLUSTER>
+__device__ void pipelined_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
+    constexpr int V = Vec16<T>::size;
+    extern __shared__ uint4 buf[];   // K * THREADS slots: the next row's chunk
+    __shared__ MaxSum slot[2];       // this block's partial, read by the whole cluster
+    __shared__ MaxSum total[2];      // the row's {max, sum}
+    cg::cluster_group cluster = cg::this_cluster();
+    const int rank = cluster.block_rank(), t = threadIdx.x;
+    const long long clusters = gridDim.x / CLUSTER;
+    const int chunk = ((N + V - 1) / V + CLUSTER - 1) / CLUSTER * V;  // whole 16-byte slots
+    const int begin = min(N, rank * chunk), end = min(N, begin + chunk);
+    const bool vec = rows_aligned16(x, y, N, x_stride);
+
+    long long row = blockIdx.x / CLUSTER;
+    if (row < M) prefetch<T, K, THREADS>(buf, x + row * x_stride, begin, end, vec);
+    for (int parity = 0; row < M; row += clusters, parity ^= 1) {
+        asm volatile("cp.async.wait_all;" ::: "memory");  // a thread reads only its own slots
+        uint4 r[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) r[k] = buf[k * THREADS + t];
+        MaxSum mine;  // this warp's part of the chunk
+        mine.m = warp_max(raw_max<T>(r));  // uses r: the reads of buf are done
+        const long long next = row + clusters;
+        if (next < M) prefetch<T, K, THREADS>(buf, x + next * x_stride, begin, end, vec);
+        mine.s = warp_sum(raw_exp_sum<T>(r, mine.m));
+        MaxSum part = block_merge<THREADS / 32>(mine, parity);
+        if (t == 0) slot[parity] = part;
+        cluster.sync();  // every block's partial is visible; last round's reads of slot[parity]
+                         // finished before it (so overwriting slot[parity] above was safe)
+        if (t < 32) {
+            MaxSum p = t < CLUSTER ? *cluster.map_shared_rank(&slot[parity], t)
+                                   : MaxSum{-CUDART_INF_F, 0.f};
+            const float m = warp_max(p.m);
+            const float s = warp_sum(scaled_sum(p.m, p.s, m));
+            if (t == 0) total[parity] = {m, s};
+        }
+        __syncthreads();
+        store_raw<T, K, THREADS>(y + row * (long long)N, begin, end, t, vec, r, mine.m,
+                                 weight(mine.m, total[parity].m) / total[parity].s);
+    }
+    cluster.sync();  // nobody exits while another block may still read its slot
+}
+// --8<-- [end:kernel]
+
+// Registers for 2048 threads per SM in fp32 (K = 4 slots: 16 registers of data, 32 in all),
+// 1536 for 16-bit types, whose conversions need a few more (at 32 they spill).
+#define V8_ONE(THREADS, CLUSTER, tag, T, PER_SM)                                                   \
+    extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)                                     \
+        __launch_bounds__(THREADS, (PER_SM / THREADS > 0 ? PER_SM / THREADS : 1))                  \
+            softmax_v8_t##THREADS##_c##CLUSTER##_##tag(const T* x, T* y, long long M, int N,       \
+                                                       long long s) {                              \
+        pipelined_softmax<T, THREADS, 4, CLUSTER>(x, y, M, N, s);                                  \
+    }
+#define V8(THREADS, CLUSTER)                                                                       \
+    V8_ONE(THREADS, CLUSTER, f32, float, 2048)                                                     \
+    V8_ONE(THREADS, CLUSTER, f16, __half, 1536) V8_ONE(THREADS, CLUSTER, bf16, __nv_bfloat16, 1536)
+
+// The (THREADS, CLUSTER) pairs the launcher may choose; a block holds THREADS x 4 slots of 16
+// bytes in registers and as many in shared memory (THREADS x 64 bytes).
+V8(256, 1) V8(512, 1) V8(1024, 1)
+V8(256, 2) V8(512, 2) V8(1024, 2)
+V8(256, 4) V8(512, 4) V8(1024, 4)
+V8(256, 8) V8(512, 8) V8(1024, 8)
+V8(256, 16) V8(512, 16) V8(1024, 16)
