@@ -6,10 +6,12 @@ For the few-row shapes (M < SMs) and the bulk shapes with N >= 16384, float32 an
 torch, the default `triton` (autotuned on bulk shapes; the tuning log is printed) and a few
 forced plans, each checked against the float64 reference on the whole output (no NaN where the
 reference is finite, errors within the test tolerances) before it is timed. A failing or slow
-(> 50 ms) plan is not timed. Times are the bench's (harness time_us: L2 flushed, ~50 us of GPU
+(> 50 ms) plan is not timed. Times are the bench's (harness time_us: L2 flushed, ~150 us of GPU
 sleep before each call). Few-row shapes also get, per plan, the host time of one call (Python
 and launches, CPU clock, no sync) and the GPU time with a 1 ms sleep before each call: when the
 host time exceeds what the bench's sleep and flush hide, the bench's number includes it.
+The few-row default is also run with PHASE24_TRITON_DIRECT=0 (every launch through Triton's JIT)
+to compare its host time with the cached direct launches.
 
 Nothing can hang: the fused split gives up after WAIT_NS (0.1 s here), any exception is printed
 and the script goes on, and no new shape begins after BUDGET_S seconds.
@@ -18,6 +20,7 @@ and the script goes on, and no new shape begins after BUDGET_S seconds.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import asdict, replace
@@ -163,6 +166,13 @@ def sweep(results: dict, copy: float) -> None:
                     few)
             rows[-1]["chosen"] = T.chosen_config(x)
             print(f"      default ran: {rows[-1]['chosen']}")
+            if few:  # the same launches through Triton's JIT every time (host time compared)
+                os.environ["PHASE24_TRITON_DIRECT"] = "0"
+                T.clear_launch_cache()
+                run_one("triton default, JIT launches (PHASE24_TRITON_DIRECT=0)",
+                        lambda: T.triton_softmax(x), x, ref, nbytes, copy, rows, few)
+                del os.environ["PHASE24_TRITON_DIRECT"]
+                T.clear_launch_cache()
             key = T._tune_key(m, n, x, sms)
             if key in T.TUNING_LOG:
                 rows[-1]["tuning_log"] = T.TUNING_LOG[key]

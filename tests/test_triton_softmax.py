@@ -218,12 +218,12 @@ def test_looped_grid_capped_by_l2_budget(interp, monkeypatch):
         plan = T.Plan("looped", seg=64, per_sm=1, l2_mb=l2_mb)
         assert_softmax(T.triton_softmax(x, plan=plan), x, f"looped l2_mb={l2_mb}")
     calls = []
-    orig = T._launch
+    orig = T._build
 
-    def spy(plan, x2d, out, sms):
+    def spy(plan, x2d, sms, env=()):
         calls.append(plan)
-        return orig(plan, x2d, out, sms)
-    monkeypatch.setattr(T, "_launch", spy)
+        return orig(plan, x2d, sms, env)
+    monkeypatch.setattr(T, "_build", spy)
     xb = randn((3, 40), torch.bfloat16, seed=82)
     assert_softmax(T.triton_softmax(xb, plan=T.Plan("looped", seg=16, per_sm=1, l2_mb=1)), xb)
     assert calls and calls[0].path == "looped"
@@ -269,6 +269,96 @@ def test_dispatch_thresholds():
                         assert s <= sms and s * cpp * c.seg >= n  # no deadlock, all covered
                         assert (s - 1) * cpp * c.seg < n          # no empty program
                     assert c.num_warps in (4, 8, 16, 32)
+
+
+def test_launchers_are_cached_per_shape_stride_and_alignment(interp, monkeypatch):
+    # A second call with the same (shape, stride, alignment, plan) builds nothing; another
+    # stride or a misaligned start builds its own launcher; results stay right throughout.
+    built = []
+    orig = T._build
+
+    def spy(plan, x2d, sms, env=()):
+        built.append(plan)
+        return orig(plan, x2d, sms, env)
+    monkeypatch.setattr(T, "_build", spy)
+    T.clear_launch_cache()
+    base = randn((6, 101), torch.float32, seed=91)
+    for x in (base[:, :100], base[:, :100], base[:, 1:], base[:, 1:], base[:, :100].clone()):
+        assert_softmax(T.triton_softmax(x), x, "cached launcher")
+        assert_softmax(T.triton_softmax_naive(x), x, "cached naive launcher")
+    assert len(built) == 6  # (strided aligned, strided misaligned, contiguous) x (triton, naive)
+    plan = PLANS["split"]
+    for _ in range(2):
+        assert_softmax(T.triton_softmax(base, plan=plan), base, "cached split")
+    assert len(built) == 7
+    # The split's workspace is kept per stream (here: none) and reused.
+    (launcher,) = [v for k, v in T._LAUNCHERS.items() if k[-1] == plan]
+    assert list(launcher.bound) == [None]
+
+
+def test_launcher_rebuilt_when_its_environment_changes(interp, monkeypatch):
+    x = randn((3, 50), torch.float32, seed=92)
+    T.clear_launch_cache()
+    T.triton_softmax(x)
+    (launcher,) = T._LAUNCHERS.values()
+    assert ("TRITON_INTERPRET", os.environ["TRITON_INTERPRET"]) in launcher.env
+    assert launcher.current()
+    monkeypatch.setenv("TRITON_INTERPRET", "yes")  # still the interpreter, another value
+    assert not launcher.current()
+    assert_softmax(T.triton_softmax(x), x, "rebuilt launcher")
+    assert T._LAUNCHERS[next(iter(T._LAUNCHERS))] is not launcher
+
+
+@pytest.mark.parametrize("path", ["default", "split", "split-fused", "looped", "naive"])
+def test_direct_launch_passes_what_the_jit_would(interp, monkeypatch, path):
+    # The GPU's direct launch (no GPU here: Triton's JIT and the compiled kernel are faked)
+    # must give the compiled launcher every kernel parameter after (x, out), constexprs
+    # included, in the kernel's order, with the same grid and stream as the JIT launch.
+    x = randn((4, 64), torch.float32, seed=93)
+    out = torch.empty_like(x)
+    launches = []
+
+    class Compiled:
+        function, packed_metadata = "cufunction", "packed"
+
+        def run(self, g0, g1, g2, stream, function, packed, meta, enter, exit_, *args):
+            launches.append(("direct", (g0, g1, g2), stream, args))
+
+    class FakeJit:
+        def __init__(self, real):
+            self.arg_names = real.arg_names
+
+        def run(self, *args, grid, warmup, **kw):
+            assert not warmup
+            params = dict(zip(self.arg_names, args))
+            params.update({k: v for k, v in kw.items() if k in self.arg_names})
+            launches.append(("jit", (grid[0], 1, 1), 7, tuple(params[a] for a in self.arg_names)))
+            return Compiled()
+
+    T.clear_launch_cache()
+    if path == "naive":
+        plan = T.Plan("naive", num_warps=4)
+    else:
+        plan = T.default_plan(4, 64, 4, 4) if path == "default" else PLANS[path]
+    launcher = T._build(plan, x, 4)
+    steps, _ = launcher.make()
+    fake_steps = []
+    for st in steps:
+        st.fn = FakeJit(st.fn)
+        fake_steps.append(st)
+    launcher.make = lambda: (fake_steps, None)
+    launcher.dev, launcher.direct = 0, True
+    monkeypatch.setattr(T, "_raw_stream", lambda dev: 7)
+    monkeypatch.setattr(T, "_no_launch_hooks", lambda: True)
+    launcher(x, out)
+    launcher(x, out)
+    n = len(fake_steps)
+    assert [k for k, *_ in launches] == ["jit"] * n + ["direct"] * n
+    for jit, direct in zip(launches[:n], launches[n:]):
+        assert jit[1:] == direct[1:]
+    monkeypatch.setattr(T, "_no_launch_hooks", lambda: False)  # a profiler hook: JIT again
+    launcher(x, out)
+    assert [k for k, *_ in launches[2 * n:]] == ["jit"] * n
 
 
 def test_chosen_config_is_readable():
@@ -428,6 +518,39 @@ def test_gpu_looped_and_bf16_kept_rows(dtype, monkeypatch):
             T.softmax_rows(x, out, plan)
             torch.cuda.synchronize()
             assert_softmax(out, x, f"{plan.describe(n, 132)} {n} {dtype}")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_direct_launches_match_the_jit(monkeypatch):
+    # Cached direct launches against Triton's JIT launches (PHASE24_TRITON_DIRECT=0), bit for
+    # bit, on few-row and bulk shapes, alternating aligned and misaligned rows of one shape (the
+    # launcher key holds the alignment Triton specialises on), on a second stream as well.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setenv("PHASE24_TRITON_AUTOTUNE", "0")
+    for dtype in (torch.float32, torch.bfloat16):
+        for m, n in ((1, 32768), (8, 131072), (300, 1000), (200, 65536)):
+            base = randn((m, n + 1), dtype, seed=m + n, device="cuda")
+            views = [base[:, :n], base[:, 1:], base[:, :n], base[:, 1:]]
+            fns = [T.triton_softmax, T.triton_softmax_naive] if n <= T.NAIVE_MAX_N else \
+                [T.triton_softmax]
+            for f in fns:
+                monkeypatch.setenv("PHASE24_TRITON_DIRECT", "0")
+                T.clear_launch_cache()
+                want = [f(v) for v in views]
+                monkeypatch.delenv("PHASE24_TRITON_DIRECT")
+                T.clear_launch_cache()
+                for _ in range(2):
+                    for v, w in zip(views, want):
+                        assert torch.equal(f(v), w), f"{f.__name__} {m}x{n} {dtype}"
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    got = [f(v) for v in views]
+                side.synchronize()
+                for g, w in zip(got, want):
+                    assert torch.equal(g, w), f"{f.__name__} {m}x{n} {dtype} on a side stream"
+    T.clear_launch_cache()
 
 
 @pytest.mark.gpu
