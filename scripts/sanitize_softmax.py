@@ -2,7 +2,7 @@
 
 Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py
 Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
-configuration once; exits non-zero on a wrong result.
+configuration once (v4 .. v8); exits non-zero on a wrong result.
 """
 
 import sys
@@ -36,6 +36,16 @@ def main() -> int:
     for cfg in ci.V5_CONFIGS + ci.V5_CONFIGS_F32:
         n = cfg[0] * cfg[1] * cfg[2] * 4
         runs.append((f"v5{cfg}", forced(ci.rows_v5, cfg), (2, n), False))
+    for cfg in ci.V6_CONFIGS:
+        n = cfg[0] * cfg[1] * 4
+        runs.append((f"v6{cfg}", forced(ci.rows_v6, cfg), (3, n - 1), False))
+    for cfg in ci.V7_CONFIGS:
+        n = cfg[0] * cfg[1] * cfg[2] * 4
+        runs.append((f"v7{cfg}", forced(ci.rows_v7, cfg), (2, n), False))
+    for cfg in ci.V8_CONFIGS:  # more rows than one cluster: the prefetch loop runs
+        n = cfg[0] * cfg[1] * 4 * 4
+        runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (3, n - 4), False))
+        runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (2500, 40), False))  # > 1 row a cluster
     bad = 0
     for name, fn, (m, n), sliced in runs:
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
