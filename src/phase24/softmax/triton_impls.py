@@ -254,10 +254,11 @@ def candidate_plans(m: int, n: int, elem: int, sms: int, bf16: bool = False) -> 
 # argument binding and cache lookup. The key holds everything Triton specialises a kernel on
 # (the int arguments' values, the pointers' 16-byte alignment), so the compiled kernel is the one
 # Triton's own dispatch would pick. Launch hooks registered with triton.knobs (profilers) send
-# every launch through the JIT again; PHASE24_TRITON_DIRECT=0 (read when a launcher is built)
-# does so always. The host time this saves has not been measured yet (no GPU on the machine
-# where this was written); before it, the H200 exploration run of 2026-11-30 measured 49-103 us
-# of host time per call with one launch and 90-182 us with the two-launch split.
+# every launch through the JIT again. The direct path is opt-in (PHASE24_TRITON_DIRECT=1, read
+# when a launcher is built) until it has been checked on a GPU: it was written on a machine
+# without one, and the host time it saves has not been measured; the H200 exploration run of
+# 2026-11-30 measured 49-103 us of host time per call with one launch and 90-182 us with the
+# two-launch split, all hidden by the benchmark's ~150 us of GPU work before each call.
 
 LAUNCHER_CACHE_MAX = 512  # launchers kept (one per shape/plan seen); the cache is emptied beyond
 
@@ -347,7 +348,7 @@ def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = ()) -> _Launche
     stride = x2d.stride(0)
     gpu = x2d.is_cuda and not triton_interpreter_active()
     dev = x2d.device.index if gpu else None  # None: the interpreter (no stream, no direct launch)
-    direct = gpu and os.environ.get("PHASE24_TRITON_DIRECT", "1") not in ("0", "")
+    direct = gpu and os.environ.get("PHASE24_TRITON_DIRECT", "0") not in ("0", "")
     opts = dict(num_warps=plan.num_warps, num_stages=plan.num_stages)
     if plan.path == "rows":
         n_tiles = _cdiv(m, plan.block_m)
