@@ -24,6 +24,10 @@ def forced(rows, config):
 
 def main() -> int:
     torch.manual_seed(0)
+    if "--new-rungs-small" in sys.argv:  # racecheck is slow: v6..v8 configurations on short rows
+        return check([(f"{r.__name__}{c}", forced(r, c), (3, min(100, c[0] * c[1] * 4)), False)
+                      for r, cs in ((ci.rows_v6, ci.V6_CONFIGS), (ci.rows_v7, ci.V7_CONFIGS),
+                                    (ci.rows_v8, ci.V8_CONFIGS)) for c in cs])
     runs = []
     for name, fn in IMPLEMENTATIONS.items():
         if name.startswith("cuda"):
@@ -46,6 +50,10 @@ def main() -> int:
         n = cfg[0] * cfg[1] * 4 * 4
         runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (3, n - 4), False))
         runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (2500, 40), False))  # > 1 row a cluster
+    return check(runs)
+
+
+def check(runs) -> int:
     bad = 0
     for name, fn, (m, n), sliced in runs:
         for dtype in (torch.float32, torch.bfloat16, torch.float16):

@@ -31,3 +31,14 @@ def test_minigpt_table_comes_from_results():
     out = subprocess.run([sys.executable, "-m", "phase24", "results", "--minigpt"],
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert (ROOT / "results/h200/minigpt_speed.md").read_text() == out
+
+
+def test_rung_headers_match_the_committed_results():
+    """Each CUDA rung's "Measured" lines are what scripts/rung_headers.py derives from
+    results/h200/softmax.json."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "rung_headers.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -123,3 +123,12 @@ def test_v4_choice_covers_rows():
             assert (g, k) in V4_CONFIGS and g * k * vw >= n
         assert v4_choose(v4_capacity(dtype) + 1, dtype) is None
     assert v5_capacity(torch.float32) == 262144 and v5_capacity(torch.bfloat16) == 262144
+
+
+def test_a_forced_configuration_too_small_for_the_row_is_refused():
+    from phase24.softmax import cuda_impls as ci
+
+    x = torch.empty(2, 100)
+    for rows in (ci.rows_v4, ci.rows_v6):
+        with pytest.raises(ValueError, match=r"holds rows of at most 4 values, not 100"):
+            rows(x, torch.empty_like(x), config=(1, 1))

@@ -10,9 +10,15 @@
 // reductions, the cluster barrier and the stores, so the SM always has loads in flight. The
 // row is still read once and written once: registers hold this row, shared memory the next.
 // Prediction: long rows at the copy ceiling; few rows as v7.
+// Outcome: no better than v7 anywhere (the tuner never picks it, figures below): with loads
+// always in flight the long rows stayed at 79-88% (fp32) of copy, so idle SMs during the
+// cluster barrier were not what held v7 back. Kept as a measured negative result.
 #include <cooperative_groups.h>
 
 #include "softmax_common.cuh"
+// Measured (H200, results/h200/softmax.json, commit 6194309, copy 4246 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 45-3740 GB/s (median 2220); bf16 13-3208 GB/s (median 648).
+// Rows of 32768 to 262144, % of copy: fp32 79-88%; bf16 67-76%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v8_pipelined.cu uses thread-block clusters: build it for sm_90a"

@@ -54,6 +54,13 @@ def _launch(source: str, name: str, x2d: torch.Tensor, out: torch.Tensor, grid: 
         np.int64(x2d.stride(0)))
 
 
+def _check_fits(rung: str, config, capacity: int, n: int) -> None:
+    """A configuration forced by a caller must hold the row; else say so (never garbage)."""
+    if capacity < n:
+        raise ValueError(f"{rung}: configuration {config} holds rows of at most {capacity} "
+                         f"values, not {n}")
+
+
 # ---- v0 .. v3: one launch shape each -------------------------------------------------------
 
 def rows_v0(x2d, out):
@@ -112,6 +119,7 @@ def rows_v4(x2d, out, config: tuple[int, int] | None = None):
     if config is None:
         return rows_v2(x2d, out)
     group, k = config
+    _check_fits("v4", config, group * k * vec_width(x2d.dtype), n)
     block = group if group > 32 else 128  # short rows: several groups share a block
     _launch("softmax_v4_shape_specialised.cu", f"softmax_v4_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
             x2d, out, math.ceil(m / (block // group)), block)
@@ -156,6 +164,7 @@ def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, k, c = config
+    _check_fits("v5", config, t * k * c * vec_width(x2d.dtype), n)
     rows_per_launch = MAX_GRID // c
     for start in range(0, m, rows_per_launch):  # the grid counts blocks: c per row
         stop = min(m, start + rows_per_launch)
@@ -174,6 +183,7 @@ def rows_v6(x2d, out, config: tuple[int, int] | None = None):
     if config is None:
         return rows_v2(x2d, out)
     group, k = config
+    _check_fits("v6", config, group * k * vec_width(x2d.dtype), n)
     block = group if group > 32 else 128
     _launch("softmax_v6_lean.cu", f"softmax_v6_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
             x2d, out, math.ceil(m / (block // group)), block)
@@ -210,6 +220,7 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, k, c = config
+    _check_fits("v7", config, t * k * c * vec_width(x2d.dtype), n)
     kernel = _kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}")
     if c > 8:
         kernel.allow_non_portable_clusters()
@@ -249,6 +260,7 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, c = config
+    _check_fits("v8", config, t * c * 4 * vec_width(x2d.dtype), n)
     name = f"softmax_v8_t{t}_c{c}_{tag}"
     kernel = _kernel("softmax_v8_pipelined.cu", name)
     smem = 64 * t  # the next row's slots
