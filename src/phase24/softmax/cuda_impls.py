@@ -165,11 +165,20 @@ def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
         return rows_v2(x2d, out)
     t, k, c = config
     _check_fits("v5", config, t * k * c * vec_width(x2d.dtype), n)
-    rows_per_launch = MAX_GRID // c
-    for start in range(0, m, rows_per_launch):  # the grid counts blocks: c per row
+    _cluster_per_row(_kernel("softmax_v5_cluster.cu", f"softmax_v5_t{t}_k{k}_c{c}_{tag}"),
+                     x2d, out, t, c)
+
+
+def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int):
+    """Launch a kernel that gives each row one cluster of `cluster` blocks; the grid counts
+    blocks, so more than MAX_GRID // cluster rows take several launches."""
+    m, n = x2d.shape
+    rows_per_launch = MAX_GRID // cluster
+    for start in range(0, m, rows_per_launch):
         stop = min(m, start + rows_per_launch)
-        _launch("softmax_v5_cluster.cu", f"softmax_v5_t{t}_k{k}_c{c}_{tag}",
-                x2d[start:stop], out[start:stop], (stop - start) * c, t)
+        kernel.launch((stop - start) * cluster, threads, ptr(x2d[start:stop]),
+                      ptr(out[start:stop]), np.int64(stop - start), np.int32(n),
+                      np.int64(x2d.stride(0)))
 
 
 # ---- v6: v4's launch shapes, lean reductions -------------------------------------------------
@@ -224,11 +233,7 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
     kernel = _kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}")
     if c > 8:
         kernel.allow_non_portable_clusters()
-    rows_per_launch = MAX_GRID // c
-    for start in range(0, m, rows_per_launch):  # the grid counts blocks: c per row
-        stop = min(m, start + rows_per_launch)
-        kernel.launch((stop - start) * c, t, ptr(x2d[start:stop]), ptr(out[start:stop]),
-                      np.int64(stop - start), np.int32(n), np.int64(x2d.stride(0)))
+    _cluster_per_row(kernel, x2d, out, t, c)
 
 
 # ---- v8: persistent clusters, the next row prefetched into shared memory (Hopper) ------------
