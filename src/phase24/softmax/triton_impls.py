@@ -26,8 +26,9 @@ BLOCK_N), the element size and the number of rows M:
 On a GPU, bulk shapes (M >= SMs, M*N >= 2^22) are autotuned once per (dtype, BLOCK_N) among a
 few candidate plans (set PHASE24_TRITON_AUTOTUNE=0 to use the first, heuristic one);
 ``chosen_config(x)`` says which plan runs for ``x``. Everything a launch needs apart from the
-data pointers is cached per (device, dtype, shape, row stride, pointer alignment), and on a
-GPU later launches skip Triton's JIT dispatch (see "Launching" below). Without a GPU, with
+data pointers is cached per (device, dtype, shape, row stride, pointer alignment); with
+PHASE24_TRITON_DIRECT=1, later launches also skip Triton's JIT dispatch (opt-in, not yet checked
+on a GPU; see "Launching" below). Without a GPU, with
 TRITON_INTERPRET=1, the same kernels run in Triton's interpreter (the split always runs as two
 launches there: the interpreter runs programs one after another, so one cannot wait for another).
 """
