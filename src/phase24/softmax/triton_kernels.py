@@ -22,7 +22,7 @@ from phase24.softmax.args import triton_interpreter_active
 LOG2E = tl.constexpr(1.4426950408889634)
 
 
-# [start:naive_kernel]
+# --8<-- [start:naive_kernel]
 def naive_kernel(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
     # One program per row; the whole row sits in one block (BLOCK_N >= N).
     row = tl.program_id(0).to(tl.int64)
@@ -33,10 +33,10 @@ def naive_kernel(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
     e = tl.exp2((x - m) * LOG2E)  # masked lanes: exp2(-inf) = 0
     y = e / tl.sum(e, axis=0)
     tl.store(out_ptr + row * N + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-# [end:naive_kernel]
+# --8<-- [end:naive_kernel]
 
 
-# [start:rows_kernel]
+# --8<-- [start:rows_kernel]
 def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
                 LOWP: tl.constexpr):
@@ -74,10 +74,10 @@ def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
             y = e * inv[:, None]
         tl.store(out_ptr + rows64[:, None] * N + cols[None, :], y.to(out_ptr.dtype.element_ty),
                  mask=mask)
-# [end:rows_kernel]
+# --8<-- [end:rows_kernel]
 
 
-# [start:long_row_kernel]
+# --8<-- [start:long_row_kernel]
 def split_kernel(x_ptr, out_ptr, part_ptr, sync_ptr, M, N, stride_x, S, CPP,
                  SEG: tl.constexpr, PBLOCK: tl.constexpr, PHASE: tl.constexpr,
                  WAIT_NS: tl.constexpr, SPIN_LIMIT: tl.constexpr, GPU: tl.constexpr):
@@ -196,9 +196,9 @@ def split_kernel(x_ptr, out_ptr, part_ptr, sync_ptr, M, N, stride_x, S, CPP,
             xc = tl.load(x_row + offs_c, mask=offs_c < N, other=float("-inf")).to(tl.float32)
             yc = tl.exp2((xc - m_row) * LOG2E) * inv
             tl.store(o_row + offs_c, yc.to(out_ptr.dtype.element_ty), mask=offs_c < N)
-# [end:long_row_kernel]
+# --8<-- [end:long_row_kernel]
 
-# [start:looped_kernel]
+# --8<-- [start:looped_kernel]
 def looped_kernel(x_ptr, out_ptr, M, N, stride_x,
                   SEG: tl.constexpr, NUM_STAGES: tl.constexpr, HINTS: tl.constexpr):
     # One program per row (persistent: it strides over rows), two passes over the row in chunks
@@ -243,7 +243,7 @@ def looped_kernel(x_ptr, out_ptr, M, N, stride_x,
                 tl.store(o_row + offs, y, mask=offs < N, cache_modifier=".cs")
             else:
                 tl.store(o_row + offs, y, mask=offs < N)
-# [end:looped_kernel]
+# --8<-- [end:looped_kernel]
 
 
 
