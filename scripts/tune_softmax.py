@@ -1,7 +1,9 @@
 """Time v3 and every v4 .. v8 configuration that fits each benchmark shape; write the best per shape.
 
 Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
-becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned)
+becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
+       python3 scripts/tune_softmax.py --from RUN.json BEST.json   rebuilds BEST.json from a
+recorded run (no GPU).
 """
 
 import json
@@ -56,16 +58,24 @@ def main(out_path: str) -> None:
             torch.cuda.empty_cache()
     json.dump({"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": table},
               open(out_path, "w"), indent=1)
-    best = [{"dtype": ci.DTYPE_TAG[DT[e["dtype"]]], "N": e["N"], "few_rows": ci._few(e["M"]),
+    write_best(table, torch.cuda.get_device_name(), out_path.replace(".json", "_best.json"),
+               "scripts/tune_softmax.py")
+
+
+def write_best(table: list, gpu: str, path: str, source: str) -> None:
+    """The fastest configuration per (dtype, N, row-count class), as cuda_impls.tuned reads it."""
+    best = [{"dtype": ci.DTYPE_TAG[DT[e["dtype"]]], "N": e["N"], "rows": ci.rows_class(e["M"]),
              "kind": e["best"]["kind"], "config": e["best"]["config"], "us": e["best"]["us"]}
             for e in table if e["best"]]
-    for e in table:  # the 16-bit float types share their configurations
-        if e["dtype"] == "bfloat16" and e["best"]:
-            best.append({**next(b for b in best if b["dtype"] == "bf16" and b["N"] == e["N"]
-                               and b["few_rows"] == ci._few(e["M"])), "dtype": "f16"})
-    json.dump({"gpu": torch.cuda.get_device_name(), "source": "scripts/tune_softmax.py",
-               "best": best}, open(out_path.replace(".json", "_best.json"), "w"), indent=1)
-
+    for b in list(best):  # the 16-bit float types share their configurations
+        if b["dtype"] == "bf16":
+            best.append({**b, "dtype": "f16"})
+    json.dump({"gpu": gpu, "source": source, "best": best}, open(path, "w"), indent=1)
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--from":  # rebuild the best-of table from a recorded run (no GPU needed)
+        run = json.load(open(sys.argv[2]))
+        write_best(run["shapes"], run["gpu"], sys.argv[3],
+                   f"scripts/tune_softmax.py --from {sys.argv[2]}")
+    else:
+        main(sys.argv[1])

@@ -132,3 +132,22 @@ def test_a_forced_configuration_too_small_for_the_row_is_refused():
     for rows in (ci.rows_v4, ci.rows_v6):
         with pytest.raises(ValueError, match=r"holds rows of at most 4 values, not 100"):
             rows(x, torch.empty_like(x), config=(1, 1))
+
+
+def test_tuned_configurations_have_one_entry_per_benchmark_shape():
+    """Every shape of the recorded tuning run keeps its own winner (no two shapes share a key)."""
+    import json
+    from pathlib import Path
+
+    from phase24.softmax import cuda_impls as ci
+
+    run = json.loads((Path(__file__).resolve().parents[1] / "results/h200/tune.json").read_text())
+    keys = [(e["dtype"], e["N"], ci.rows_class(e["M"])) for e in run["shapes"]]
+    assert len(keys) == len(set(keys))
+    table = json.loads(ci.TUNED_FILE.read_text())
+    for e in run["shapes"]:
+        tag = {"float32": "f32", "bfloat16": "bf16"}[e["dtype"]]
+        hit = [b for b in table["best"] if (b["dtype"], b["N"], b["rows"]) ==
+               (tag, e["N"], ci.rows_class(e["M"]))]
+        assert len(hit) == 1 and (hit[0]["kind"], hit[0]["config"]) == \
+            (e["best"]["kind"], e["best"]["config"]), (e["dtype"], e["M"], e["N"])

@@ -282,6 +282,13 @@ def _few(m: int) -> bool:
     return m <= 256
 
 
+def rows_class(m: int) -> int:
+    """The row-count class tuned configurations are kept per: 0 for up to 16 rows, 1 for up to
+    256 (too few to fill the SMs one row each), 2 beyond. (One class for every M <= 256 let the
+    64-row winner of N = 32768 overwrite the 1-row one.)"""
+    return 0 if m <= 16 else 1 if m <= 256 else 2
+
+
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
 
 TUNED_FILE = Path(__file__).with_name("tuned_configs.json")
@@ -296,13 +303,13 @@ def tuned() -> dict:
     data = json.loads(TUNED_FILE.read_text())
     if data["gpu"] != torch.cuda.get_device_name():
         return {}
-    return {(e["dtype"], e["N"], e["few_rows"]): (e["kind"], tuple(e["config"] or ()))
+    return {(e["dtype"], e["N"], e["rows"]): (e["kind"], tuple(e["config"] or ()))
             for e in data["best"]}
 
 
 def tuned_config(kind: str, x2d) -> tuple | None:
     m, n = x2d.shape
-    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, _few(m)))
+    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
     return hit[1] if hit and hit[0] == kind else None
 
 
@@ -313,7 +320,7 @@ CLUSTER_FOR_FEW_ROWS_FROM_N = 8192
 def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters()
-    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, _few(m)))
+    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
     if hit and (hit[0] not in ("v5", "v7", "v8") or clusters):
         return KINDS[hit[0]](x2d, out)
     if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
