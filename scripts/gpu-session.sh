@@ -4,6 +4,9 @@
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests sanitize tune bench profile minigpt   (default: all but tune)
+# On the lent device pass $OUT itself as OUTDIR: each step writes its log there as it runs, so a
+# call that runs out of time still returns the logs of the steps it finished. Every step has
+# its own time limit (STEP_LIMITS below, seconds), so one slow step cannot eat the whole call.
 set -uo pipefail
 out=${1:?usage: gpu-session.sh OUTDIR [steps...]}
 shift
@@ -17,12 +20,17 @@ py=${PYTHON:-python3}
 status=0
 summary=()
 
+declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [sanitize-memcheck]=120
+                        [sanitize-racecheck]=180 [sanitize-synccheck]=120 [tune]=300
+                        [bench]=300 [profile]=300 [minigpt]=120)
+
 step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verdict
     local name=$1; shift
     local t0=$SECONDS
     echo "=== $name: $*"
-    "$@" > "$out/$name.log" 2>&1
+    timeout "${STEP_LIMITS[$name]:-300}" "$@" > "$out/$name.log" 2>&1
     local rc=$?
+    [ $rc -eq 124 ] && echo "(stopped after ${STEP_LIMITS[$name]:-300} s)" >> "$out/$name.log"
     tail -n 25 "$out/$name.log"
     summary+=("$(printf '%-12s rc=%-3s %4ss' "$name" "$rc" $((SECONDS - t0)))")
     [ $rc -eq 0 ] || status=1
@@ -38,7 +46,7 @@ for s in $steps; do
               # cuda-bindings probes driver entry points (cuGetProcAddress) that may be absent:
               # API errors, not kernel errors, so they are not reported.
               step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                  --report-api-errors no --kernel-name kns=softmax_ "$py" scripts/sanitize_softmax.py
+                  --report-api-errors no --kernel-name kns=softmax_ "$py" scripts/sanitize_softmax.py $([ "$tool" = racecheck ] && echo --small)
               done ;;
     tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json"
               cp "$out/tune_best.json" src/phase24/softmax/tuned_configs.json ;;  # bench uses it

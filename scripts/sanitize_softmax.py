@@ -1,7 +1,7 @@
 """Run every CUDA C softmax on small shapes, for compute-sanitizer (memcheck, racecheck, synccheck).
 
-Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py
-Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
+Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small]
+(--small: short rows only, for racecheck, which is slow on long ones.) Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
 configuration once (v4 .. v8); exits non-zero on a wrong result.
 """
 
@@ -24,10 +24,15 @@ def forced(rows, config):
 
 def main() -> int:
     torch.manual_seed(0)
-    if "--new-rungs-small" in sys.argv:  # racecheck is slow: v6..v8 configurations on short rows
-        return check([(f"{r.__name__}{c}", forced(r, c), (3, min(100, c[0] * c[1] * 4)), False)
-                      for r, cs in ((ci.rows_v6, ci.V6_CONFIGS), (ci.rows_v7, ci.V7_CONFIGS),
-                                    (ci.rows_v8, ci.V8_CONFIGS)) for c in cs])
+    if "--small" in sys.argv:  # racecheck is slow: every rung and configuration on short rows
+        runs = [(name, fn, shape, sliced) for name, fn in IMPLEMENTATIONS.items()
+                if name.startswith("cuda") for shape, sliced in (((3, 1), False), ((5, 130), False),
+                                                                 ((3, 257), True))]
+        runs += [(f"{r.__name__}{c}", forced(r, c), (3, min(100, c[0] * c[1] * 4)), False)
+                 for r, cs in ((ci.rows_v4, ci.V4_CONFIGS), (ci.rows_v5, ci.V5_CONFIGS),
+                               (ci.rows_v6, ci.V6_CONFIGS), (ci.rows_v7, ci.V7_CONFIGS),
+                               (ci.rows_v8, ci.V8_CONFIGS)) for c in cs]
+        return check(runs)
     runs = []
     for name, fn in IMPLEMENTATIONS.items():
         if name.startswith("cuda"):
