@@ -208,14 +208,19 @@ __device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
     return {m, s};
 }
 
-// Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row.
+// Multiply every held value by f.
 template <int K, int V>
-__device__ __forceinline__ void rescale(float (&v)[K][V], float m_own, MaxSum row) {
-    float f = fast_exp2((m_own - row.m) * LOG2E) / row.s;
+__device__ __forceinline__ void scale(float (&v)[K][V], float f) {
 #pragma unroll
     for (int k = 0; k < K; ++k)
 #pragma unroll
         for (int i = 0; i < V; ++i) v[k][i] *= f;
+}
+
+// Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row.
+template <int K, int V>
+__device__ __forceinline__ void rescale(float (&v)[K][V], float m_own, MaxSum row) {
+    scale(v, fast_exp2((m_own - row.m) * LOG2E) / row.s);
 }
 
 // --8<-- [start:group_merge]
@@ -280,13 +285,6 @@ __device__ __forceinline__ float exp_sum_in_place(float (&v)[K][V], float m) {
     return s;
 }
 
-template <int K, int V>
-__device__ __forceinline__ void scale(float (&v)[K][V], float f) {
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int i = 0; i < V; ++i) v[k][i] *= f;
-}
 
 // The {max, sum} of a whole block from each warp's {max, sum}: each warp posts its pair, one
 // barrier, then every warp reduces the WARPS posts itself (a max, then a weighted sum), so all
