@@ -6,10 +6,13 @@ becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
 recorded run (no GPU).
 """
 
+import datetime
 import json
 import sys
 
 import torch
+
+from phase24.harness import bench
 
 from phase24.harness.bench import bytes_moved, copy_gbps, standard_shapes, time_us
 from phase24.softmax import cuda_impls as ci
@@ -56,8 +59,12 @@ def main(out_path: str) -> None:
             print(f"{dtname:8s} {m:>8d}x{n:<7d} torch {tus:8.1f} us  best {best}", flush=True)
             del x, out
             torch.cuda.empty_cache()
-    json.dump({"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": table},
-              open(out_path, "w"), indent=1)
+    info = bench.gpu_info()
+    json.dump({"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "driver": info["driver"],
+               "versions": bench.versions(), "commit": bench.git_commit(),
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "timing": "harness/bench.py time_us, warm-up 5 ms, ~25 ms of repetitions",
+               "shapes": table}, open(out_path, "w"), indent=1)
     write_best(table, torch.cuda.get_device_name(), out_path.replace(".json", "_best.json"),
                "scripts/tune_softmax.py")
 
