@@ -286,6 +286,13 @@ __device__ __forceinline__ float exp_sum_in_place(float (&v)[K][V], float m) {
 }
 
 
+// The {max, sum} of the partials the 32 lanes of a warp hold (empty lanes: {-inf, 0}), in
+// every lane: the max with shuffles, then each sum weighted by exp(m_part - max), then a sum.
+__device__ __forceinline__ MaxSum warp_merge_lean(MaxSum p) {
+    const float m = warp_max(p.m);
+    return {m, warp_sum(scaled_sum(p.m, p.s, m))};
+}
+
 // The {max, sum} of a whole block from each warp's {max, sum}: each warp posts its pair, one
 // barrier, then every warp reduces the WARPS posts itself (a max, then a weighted sum), so all
 // threads hold the total without a second barrier. The posts alternate between two buffers
@@ -296,9 +303,7 @@ __device__ __forceinline__ MaxSum block_merge(MaxSum w, int parity = 0) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if (lane == 0) post[parity][warp] = w;
     __syncthreads();
-    MaxSum p = lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f};
-    const float m = warp_max(p.m);
-    return {m, warp_sum(scaled_sum(p.m, p.s, m))};
+    return warp_merge_lean(lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f});
 }
 // --8<-- [end:lean]
 

@@ -49,11 +49,10 @@ __device__ void lean_cluster_softmax(const T* x, T* y, long long M, int N, long 
     if (threadIdx.x == 0) slot = part;
     cluster.sync();  // every block's partial is written and visible cluster-wide
     if (threadIdx.x < 32) {
-        MaxSum p = threadIdx.x < CLUSTER ? *cluster.map_shared_rank(&slot, threadIdx.x)
-                                         : MaxSum{-CUDART_INF_F, 0.f};
-        const float m = warp_max(p.m);
-        const float s = warp_sum(scaled_sum(p.m, p.s, m));
-        if (threadIdx.x == 0) total = {m, s};
+        MaxSum row_total = warp_merge_lean(threadIdx.x < CLUSTER
+                                               ? *cluster.map_shared_rank(&slot, threadIdx.x)
+                                               : MaxSum{-CUDART_INF_F, 0.f});
+        if (threadIdx.x == 0) total = row_total;
     }
     cluster_arrive();  // this block is done reading the others' shared memory
     __syncthreads();

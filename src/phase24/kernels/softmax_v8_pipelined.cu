@@ -89,11 +89,9 @@ __device__ void pipelined_softmax(const T* x, T* y, long long M, int N, long lon
         cluster.sync();  // every block's partial is visible; last round's reads of slot[parity]
                          // finished before it (so overwriting slot[parity] above was safe)
         if (t < 32) {
-            MaxSum p = t < CLUSTER ? *cluster.map_shared_rank(&slot[parity], t)
-                                   : MaxSum{-CUDART_INF_F, 0.f};
-            const float m = warp_max(p.m);
-            const float s = warp_sum(scaled_sum(p.m, p.s, m));
-            if (t == 0) total[parity] = {m, s};
+            MaxSum row_total = warp_merge_lean(t < CLUSTER ? *cluster.map_shared_rank(&slot[parity], t)
+                                                           : MaxSum{-CUDART_INF_F, 0.f});
+            if (t == 0) total[parity] = row_total;
         }
         __syncthreads();
         store_raw<T, K, THREADS>(y + row * (long long)N, begin, end, t, vec, r, mine.m,
