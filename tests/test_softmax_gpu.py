@@ -48,46 +48,42 @@ def _forced(rows, config):
     return fn
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("config", ci.V4_CONFIGS, ids=str)
-def test_every_v4_configuration(config, dtype):
-    g, k = config
-    full = g * k * ci.vec_width(dtype)
-    for case in (plain(37, full), plain(37, max(1, full - 3)), unaligned(5, full)):
-        v = check_case(f"v4{config}", _forced(ci.rows_v4, config), case, dtype, "cuda", seed=3)
+# Every configuration a launcher may choose, forced, with the same cases per kind of rung:
+# rungs whose group of threads holds a row (v4, v6) and rungs whose cluster does (v5, v7).
+# rung: (launcher, seed, configurations)
+GROUP_RUNGS = {"v4": (ci.rows_v4, 3, ci.V4_CONFIGS), "v6": (ci.rows_v6, 5, ci.V6_CONFIGS)}
+CLUSTER_RUNGS = {"v5": (ci.rows_v5, 4, ci.V5_CONFIGS + ci.V5_CONFIGS_F32),
+                 "v7": (ci.rows_v7, 6, ci.V7_CONFIGS)}
+
+
+def _check_configuration(rung, rows, seed, config, dtype, cases):
+    """Force `config` on each case; every output must pass the checker."""
+    for case in cases:
+        v = check_case(f"{rung}{config}", _forced(rows, config), case, dtype, "cuda", seed=seed)
         assert v.ok, f"{case.name}: {v.why}"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("config", ci.V5_CONFIGS + ci.V5_CONFIGS_F32, ids=str)
-def test_every_v5_configuration(config, dtype):
-    if config in ci.V5_CONFIGS_F32 and dtype != torch.float32:
+@pytest.mark.parametrize("rung,config", [(r, c) for r, (_, _, cs) in GROUP_RUNGS.items()
+                                         for c in cs], ids=str)
+def test_every_group_configuration(rung, config, dtype):
+    g, k = config
+    full = g * k * ci.vec_width(dtype)
+    _check_configuration(rung, *GROUP_RUNGS[rung][:2], config, dtype,
+                         (plain(37, full), plain(37, max(1, full - 3)), unaligned(5, full)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("rung,config", [(r, c) for r, (_, _, cs) in CLUSTER_RUNGS.items()
+                                         for c in cs], ids=str)
+def test_every_cluster_configuration(rung, config, dtype):
+    if config in ci.V5_CONFIGS_F32 and rung == "v5" and dtype != torch.float32:
         pytest.skip("fp32-only configuration")
     t, k, c = config
     full = t * k * c * ci.vec_width(dtype)
-    for case in (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1), plain(1, 1)):
-        v = check_case(f"v5{config}", _forced(ci.rows_v5, config), case, dtype, "cuda", seed=4)
-        assert v.ok, f"{case.name}: {v.why}"
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("config", ci.V6_CONFIGS, ids=str)
-def test_every_v6_configuration(config, dtype):
-    g, k = config
-    full = g * k * ci.vec_width(dtype)
-    for case in (plain(37, full), plain(37, max(1, full - 3)), unaligned(5, full)):
-        v = check_case(f"v6{config}", _forced(ci.rows_v6, config), case, dtype, "cuda", seed=5)
-        assert v.ok, f"{case.name}: {v.why}"
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("config", ci.V7_CONFIGS, ids=str)
-def test_every_v7_configuration(config, dtype):
-    t, k, c = config
-    full = t * k * c * ci.vec_width(dtype)
-    for case in (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1), plain(1, 1)):
-        v = check_case(f"v7{config}", _forced(ci.rows_v7, config), case, dtype, "cuda", seed=6)
-        assert v.ok, f"{case.name}: {v.why}"
+    _check_configuration(rung, *CLUSTER_RUNGS[rung][:2], config, dtype,
+                         (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1),
+                          plain(1, 1)))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -97,10 +93,9 @@ def test_every_v8_configuration(config, dtype):
     full = t * c * 4 * ci.vec_width(dtype)
     grid = ci._v8_grid_clusters(f"softmax_v8_t{t}_c{c}_{ci.DTYPE_TAG[dtype]}", t, c)
     # more rows than clusters, so every cluster walks several rows and prefetches
-    for case in (plain(2 * grid + 3, min(full, 4096)), plain(3, full), plain(2, full - 5),
-                 unaligned(2, full // 2 + 1), plain(1, 1)):
-        v = check_case(f"v8{config}", _forced(ci.rows_v8, config), case, dtype, "cuda", seed=8)
-        assert v.ok, f"{case.name}: {v.why}"
+    _check_configuration("v8", ci.rows_v8, 8, config, dtype,
+                         (plain(2 * grid + 3, min(full, 4096)), plain(3, full), plain(2, full - 5),
+                          unaligned(2, full // 2 + 1), plain(1, 1)))
 
 
 def test_vector_add_through_the_bridge():
