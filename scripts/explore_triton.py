@@ -101,13 +101,10 @@ def plans_for(m: int, n: int, x: torch.Tensor, sms: int) -> list[T.Plan]:
         seg = T.few_rows_seg(m, n, sms)
         plans = [first, T._split_plan(seg, "twopass"), T._split_plan(max(512, seg // 2),
                                                                      "twopass")]
-        if bn <= T.FEW_ROWS_MAX_BLOCK:
-            if x.dtype == torch.bfloat16:
-                plans.append(T._lowp_rows_plan(bn, 32, 1))
-        else:
+        if bn > T.FEW_ROWS_MAX_BLOCK:
             plans.append(T._split_plan(seg, "fused"))
         return list(dict.fromkeys(plans))
-    plans = T.candidate_plans(m, n, elem, sms, x.dtype == torch.bfloat16)
+    plans = T.candidate_plans(m, n, elem, sms)
     if first.path == "split":
         plans.append(replace(first, mode="fused"))
         plans.append(replace(T._looped_plan(elem, 2, T.LOOPED_L2_MB), num_stages=2))

@@ -51,7 +51,6 @@ PLANS = {
     "split": T.Plan("split", seg=16, s_max=3, mode="twopass"),           # S<=3, >1 chunk each
     "split-1chunk": T.Plan("split", seg=32, s_max=64, mode="twopass"),   # one chunk per program
     "split-fused": T.Plan("split", seg=16, s_max=1, mode="fused"),       # tickets, wait, re-read
-    "rows-bf16-kept": T.Plan("rows", per_sm=1, lowp=True),               # bf16 tile kept (bf16)
     "looped": T.Plan("looped", seg=16, per_sm=1),                        # grid < rows, chunks
     "looped-capped": T.Plan("looped", seg=32, per_sm=2, l2_mb=0, hints=False),
 }
@@ -254,14 +253,12 @@ def test_dispatch_thresholds():
     assert T.default_plan(8192, 32768, 2, sms).path == "rows"        # bf16 32768: rows
     assert T.default_plan(8, 131072, 4, sms)._mode() in ("twopass", os.environ.get(
         "PHASE24_TRITON_SPLIT_MODE", "twopass"))                      # no waiting by default
-    bulk = T.candidate_plans(1024, 262144, 2, sms, bf16=True)
+    bulk = T.candidate_plans(1024, 262144, 2, sms)
     assert {"split", "looped"} <= {c.path for c in bulk}
-    assert any(c.lowp for c in T.candidate_plans(8192, 32768, 2, sms, bf16=True))
-    assert not any(c.lowp for c in T.candidate_plans(8192, 32768, 2, sms, bf16=False))
     for elem in (4, 2):
         for n in (128, 1000, 4096, 32768, 65536, 262144, 3 << 20):
             for m in (1, 64, 4096, 1 << 20):
-                cands = T.candidate_plans(m, n, elem, sms, bf16=elem == 2)
+                cands = T.candidate_plans(m, n, elem, sms)
                 assert cands[0] == T.default_plan(m, n, elem, sms)
                 for c in cands:
                     if c.path == "split":
@@ -454,7 +451,7 @@ def test_gpu_sweep_every_candidate_plan(dtype, monkeypatch):
     elem = torch.empty(0, dtype=dtype).element_size()
     sms = T._num_sms(torch.device("cuda"))
     for n in SWEEP_N:
-        plans = T.candidate_plans((1 << 28) // n, n, elem, sms, bf16=dtype == torch.bfloat16)
+        plans = T.candidate_plans((1 << 28) // n, n, elem, sms)
         if dtype == torch.float16:
             plans = plans[:1]
         for j, plan in enumerate(plans):
@@ -499,21 +496,18 @@ def test_gpu_fused_split_waits_for_every_program(dtype, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_gpu_looped_and_bf16_kept_rows(dtype, monkeypatch):
-    # The looped kernel (capped and uncapped grids, with and without hints) and the bf16-kept
-    # rows plan on unaligned rows with special values, more rows than programs.
+def test_gpu_looped_kernel(dtype, monkeypatch):
+    # The looped kernel (capped and uncapped grids, with and without hints) on unaligned rows
+    # with special values, more rows than programs.
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     elem = torch.empty(0, dtype=dtype).element_size()
     plans = [T._looped_plan(elem, 2, 32), T._looped_plan(elem, 2, 0),
-             T._looped_plan(elem, 1, 1, hints=False), T._lowp_rows_plan(32768, 32, 1),
-             T._lowp_rows_plan(16384, 16, 2)]
+             T._looped_plan(elem, 1, 1, hints=False)]
     for n in (1000, 16384, 20000, 65536 - 3):
         base = randn((300, n + 1), dtype, seed=n, device="cuda")
         x = base[:, 1:]
         x[0] = float("-inf"); x[1, n // 3] = float("nan"); x[2, : n - 5] = float("-inf")  # noqa: E702
         for plan in plans:
-            if plan.path == "rows" and T._next_pow2(n) > 32768:
-                continue
             out = torch.full_like(x, float("nan"))
             T.softmax_rows(x, out, plan)
             torch.cuda.synchronize()

@@ -17,11 +17,11 @@ BLOCK_N), the element size and the number of rows M:
   correct on the H200 but was slower and erratic in the H200 exploration run of 2026-11-30; it is
   kept for PHASE24_TRITON_SPLIT_MODE=fused and forced plans. The autotuner also tries
   ``looped_kernel`` (one program per row, two passes over the row, optionally with the programs
-  in flight capped so that the second read can hit the L2) and, for bfloat16, rows tiles kept in
-  bfloat16. In the H200 exploration run of 2026-11-30 the uncapped looped kernel won for bfloat16
-  rows of 65536-262144 (70.7%, 60.0%, 56.9% of copy against the split's 54.4-54.8%), the split
-  for float32 (65.2-65.5%); the capped grids at best tied (bf16 4096x65536) and the
-  bfloat16-kept tiles lost on every shape.
+  in flight capped so that the second read can hit the L2). In the H200 exploration run of
+  2026-11-30 the uncapped looped kernel won for bfloat16 rows of 65536-262144 (70.7%, 60.0%,
+  56.9% of copy against the split's 54.4-54.8%), the split for float32 (65.2-65.5%); the capped
+  grids at best tied (bf16 4096x65536). (Rows tiles kept in bfloat16 were tried too and lost on
+  every shape; they were removed.)
 
 On a GPU, bulk shapes (M >= SMs, M*N >= 2^22) are autotuned once per (dtype, BLOCK_N) among a
 few candidate plans (set PHASE24_TRITON_AUTOTUNE=0 to use the first, heuristic one);
@@ -56,7 +56,6 @@ SHORT_ROW_BYTES = 2048           # BLOCK_N * element size up to this: several ro
 ROWS_TILE = 2048                 # elements per tile for short and medium-short rows
 ROWS_MAX_BLOCK = {4: 32768, 2: 32768}  # longest BLOCK_N the default plan holds in one block
 ROWS_MAX_CANDIDATE = 32768       # longest BLOCK_N the autotuner also tries in one block
-LOWP_MAX_BLOCK = 65536           # longest BLOCK_N of the bf16-kept rows candidates
 FEW_ROWS_MAX_BLOCK = 32768       # with M < SMs, longer rows are split over programs
 LOOPED_CHUNK_BYTES = 16384       # looped kernel: bytes per chunk (4096 fp32, 8192 16-bit)
 LOOPED_L2_MB = 32                # looped kernel: rows in flight at most this many MB (L2 50 MB)
@@ -79,7 +78,6 @@ class Plan:
     block_m: int = 1             # rows: rows per tile
     per_sm: int = 0              # rows: 0 = one tile per program; k = persistent grid of k x SMs
     num_stages: int = 1          # rows, looped: software-pipelining depth of the loops
-    lowp: bool = False           # rows, bfloat16 only: keep the tile in bfloat16 (see kernel)
     seg: int = 8192              # split, looped: elements per chunk
     s_max: int = 0               # split: cap on programs per row (0 = number of SMs)
     mode: str = "auto"           # split: "fused" (one kernel), "twopass", or "auto"
@@ -94,7 +92,7 @@ class Plan:
             grid = ("one tile per program" if self.per_sm == 0
                     else f"persistent grid {self.per_sm}xSMs")
             return (f"rows_kernel: tile {self.block_m}x{bn}, {self.num_warps} warps, {grid}, "
-                    f"num_stages={self.num_stages}" + (", bf16 kept" if self.lowp else ""))
+                    f"num_stages={self.num_stages}")
         if self.path == "looped":
             text = (f"looped_kernel: chunks of {self.seg}, {self.num_warps} warps, "
                     f"{self.per_sm}xSMs programs")
@@ -177,10 +175,6 @@ def _looped_plan(elem: int, per_sm: int, l2_mb: int, hints: bool = True) -> Plan
                 l2_mb=l2_mb, hints=hints)
 
 
-def _lowp_rows_plan(bn: int, warps: int, per_sm: int) -> Plan:
-    return Plan("rows", num_warps=warps, block_m=1, per_sm=per_sm, lowp=True)
-
-
 def few_rows_seg(m: int, n: int, sms: int) -> int:
     """Chunk size for few rows: about two programs per SM have work (M*S ~ 2 x SMs)."""
     return min(SPLIT_SEG, max(SPLIT_SEG_MIN, _prev_pow2(m * n // (2 * sms))))
@@ -209,11 +203,8 @@ def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
     return _split_plan(SPLIT_SEG)
 
 
-def candidate_plans(m: int, n: int, elem: int, sms: int, bf16: bool = False) -> list[Plan]:
-    """The plans the autotuner times for a bulk shape; the first is the default.
-
-    ``bf16``: the input is bfloat16, which adds the rows plans that keep the tile in bfloat16.
-    """
+def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
+    """The plans the autotuner times for a bulk shape; the first is the default."""
     first = default_plan(m, n, elem, sms)
     bn = _next_pow2(n)
     cands = [first]
@@ -230,13 +221,9 @@ def candidate_plans(m: int, n: int, elem: int, sms: int, bf16: bool = False) -> 
             # 127-128 at 8, no spills: two programs per SM either way.
             cands += [replace(first, num_warps=16, per_sm=0), replace(first, num_warps=16),
                       replace(first, num_warps=8, per_sm=0)]
-        if bf16 and bn >= 16384:
-            cands += [_lowp_rows_plan(bn, 16, 2), _lowp_rows_plan(bn, 32, 1)]
     else:
         if bn <= ROWS_MAX_CANDIDATE:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
-        if bf16 and bn <= LOWP_MAX_BLOCK:
-            cands.append(_lowp_rows_plan(bn, 32, 1))
         cands += [_looped_plan(elem, 2, LOOPED_L2_MB), _looped_plan(elem, 2, 0),
                   _looped_plan(elem, 2, LOOPED_L2_MB // 2)]
     return list(dict.fromkeys(cands))  # without repeats, in order
@@ -356,7 +343,7 @@ def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = ()) -> _Launche
         grid = n_tiles if plan.per_sm == 0 else min(n_tiles, plan.per_sm * sms)
         steps = ([_Step(kernel("rows"), grid, (m, n, stride), dict(
             BLOCK_M=plan.block_m, BLOCK_N=_next_pow2(n), NUM_STAGES=plan.num_stages,
-            LOWP=plan.lowp and x2d.dtype == torch.bfloat16, **opts))], None)
+            **opts))], None)
         return _Launcher(dev, lambda: steps, env, direct)
     if plan.path == "looped":
         grid = min(m, max(1, plan.per_sm) * sms)
@@ -447,7 +434,7 @@ def _tune(key, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> Plan:
     import triton.testing
 
     m, n = x2d.shape
-    cands = candidate_plans(m, n, x2d.element_size(), sms, x2d.dtype == torch.bfloat16)
+    cands = candidate_plans(m, n, x2d.element_size(), sms)
     timed, log = [], []
     for plan in cands:
         try:

@@ -38,16 +38,11 @@ def naive_kernel(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
 
 # --8<-- [start:rows_kernel]
 def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
-                LOWP: tl.constexpr):
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr):
     # A tile is BLOCK_M whole rows (BLOCK_N >= N). Short rows: many rows per tile, so a program
     # moves enough bytes. Medium rows: BLOCK_M = 1. The grid may be smaller than the number of
     # tiles (persistent programs): each program strides over tiles, and with NUM_STAGES > 1 the
     # compiler prefetches the next tile's loads while the current one is reduced.
-    # LOWP (bfloat16 input only): the tile stays in bfloat16 and is widened where it is used;
-    # the output's exp is computed again from the bfloat16 values (widened by a shift of the
-    # bits, which the compiler does not merge with the first widening), so that no float32 copy
-    # of the tile has to live across the two reductions.
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     n_tiles = tl.cdiv(M, BLOCK_M)
@@ -57,21 +52,12 @@ def rows_kernel(x_ptr, out_ptr, M, N, stride_x,
         rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
         rows64 = rows.to(tl.int64)
         mask = (rows < M)[:, None] & col_ok[None, :]
-        xin = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask,
-                      other=float("-inf"))
-        if LOWP:
-            m = tl.max(xin, axis=1).to(tl.float32)
-            s = tl.sum(tl.exp2((xin.to(tl.float32) - m[:, None]) * LOG2E), axis=1)
-            bits = xin.to(tl.int16, bitcast=True).to(tl.int32) << 16
-            xf = bits.to(tl.float32, bitcast=True)
-            # exp(x - m) / s = exp2((x - m) * log2(e) - log2(s)); log2(s) costs ~1e-6 relative
-            y = tl.exp2((xf - m[:, None]) * LOG2E - tl.log2(s)[:, None])
-        else:
-            x = xin.to(tl.float32)
-            m = tl.max(x, axis=1)
-            e = tl.exp2((x - m[:, None]) * LOG2E)
-            inv = 1.0 / tl.sum(e, axis=1)
-            y = e * inv[:, None]
+        x = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask,
+                    other=float("-inf")).to(tl.float32)
+        m = tl.max(x, axis=1)
+        e = tl.exp2((x - m[:, None]) * LOG2E)
+        inv = 1.0 / tl.sum(e, axis=1)
+        y = e * inv[:, None]
         tl.store(out_ptr + rows64[:, None] * N + cols[None, :], y.to(out_ptr.dtype.element_ty),
                  mask=mask)
 # --8<-- [end:rows_kernel]
