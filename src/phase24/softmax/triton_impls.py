@@ -14,7 +14,8 @@ BLOCK_N), the element size and the number of rows M:
   values spread over S programs; by default in two launches (partial (max, sum) per chunk, then
   combine and write: the input is read twice, at best 67% of copy). The one-launch "fused" mode,
   where the programs of a row wait for each other's partials and write from registers, is
-  correct on the H200 but was slower and erratic in the H200 exploration run of 2026-11-30; it is
+  correct on the H200 but was slower and erratic in the H200 exploration run of 2026-11-30
+  (results/h200/explore/, like every "exploration run" figure in this file); it is
   kept for PHASE24_TRITON_SPLIT_MODE=fused and forced plans. The autotuner also tries
   ``looped_kernel`` (one program per row, two passes over the row, optionally with the programs
   in flight capped so that the second read can hit the L2). In the H200 exploration run of
