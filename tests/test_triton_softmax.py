@@ -84,13 +84,18 @@ def assert_softmax(out: torch.Tensor, x: torch.Tensor, what: str = "") -> None:
     if r.numel() == 0:
         return
     rel_all, rel_elem, atol = TOL[x.dtype]
+    # Rounding the exact result to the output dtype is an error no kernel can avoid (fp16 rows
+    # of 3M values are mostly subnormals): it is allowed on top of the tolerance.
+    rounded = r.to(x.dtype).to(torch.float64)
+    floor = ((rounded - r).norm() / r.norm()).item()
     rel = ((g - r).norm() / r.norm()).item()
-    assert rel <= rel_all, f"{what}: relative error {rel:.3g} > {rel_all:.3g}"
+    assert rel <= rel_all + floor, f"{what}: relative error {rel:.3g} > {rel_all:.3g} + {floor:.3g}"
     bad = (g - r).abs() > rel_elem * r.abs() + atol
     assert not bad.any(), f"{what}: {int(bad.sum())} elements out of bounds"
     n = x.shape[-1]
     sums = g.reshape(-1, n).sum(-1)
-    assert torch.allclose(sums, torch.ones_like(sums), atol=rel_elem * 2 + n * 1e-7), \
+    want = ref.to(x.dtype).to(torch.float64)[ok].reshape(-1, n).sum(-1)  # the rounded result's
+    assert torch.allclose(sums, want, atol=rel_elem * 2 + n * 1e-7), \
         f"{what}: row sums {sums.min().item():.6g}..{sums.max().item():.6g}"
 
 
@@ -488,8 +493,8 @@ def test_gpu_fused_split_waits_for_every_program(dtype, monkeypatch):
                 out = T.triton_softmax(x, plan=plan)
                 torch.cuda.synchronize()
                 assert not (out.isnan() & ~ref.isnan()).any(), f"{what}: NaN written"
-            sums = out.double().sum(-1)
-            assert torch.allclose(sums, torch.ones_like(sums), atol=1e-3), what
+            sums = out.double().sum(-1)  # against the row sums of the rounded reference
+            assert torch.allclose(sums, ref.to(dtype).double().sum(-1), atol=1e-3), what
             assert_softmax(out, x, what)
 
 
