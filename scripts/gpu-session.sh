@@ -3,14 +3,16 @@
 # (optionally) tuning, the benchmark and the profiles. Logs and results go to OUTDIR.
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
-#   steps: doctor tests sanitize tune bench profile minigpt   (default: all but tune)
+#   steps: doctor tests lab sanitize tune bench profile minigpt   (default: all but tune)
+#   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs.
+#   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to tune_softmax.py.
 # On the lent device pass $OUT itself as OUTDIR: each step writes its log there as it runs, so a
 # call that runs out of time still returns the logs of the steps it finished. Every step has
 # its own time limit (STEP_LIMITS below, seconds), so one slow step cannot eat the whole call.
 set -uo pipefail
 out=${1:?usage: gpu-session.sh OUTDIR [steps...]}
 shift
-steps=${*:-doctor tests sanitize bench profile minigpt}
+steps=${*:-doctor tests lab sanitize bench profile minigpt}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mkdir -p "$out"
@@ -20,7 +22,7 @@ py=${PYTHON:-python3}
 status=0
 summary=()
 
-declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [sanitize-memcheck]=120
+declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [lab]=600 [sanitize-memcheck]=120
                         [sanitize-racecheck]=180 [sanitize-synccheck]=120 [tune]=300
                         [bench]=300 [profile]=300 [minigpt]=120)
 
@@ -40,7 +42,10 @@ for s in $steps; do
     case $s in
     doctor)   step doctor "$py" -m phase24 doctor
               step hello "$py" -m phase24 hello ;;
-    tests)    step tests "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 tests ;;
+    tests)    step tests "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
+                  --ignore=tests/test_lab_commands.py tests ;;
+    lab)      step lab "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
+                  tests/test_lab_commands.py ;;
     sanitize) for tool in memcheck racecheck synccheck; do
                   # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous code
               # cuda-bindings probes driver entry points (cuGetProcAddress) that may be absent:
@@ -48,7 +53,7 @@ for s in $steps; do
               step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
                   --report-api-errors no --kernel-name kns=softmax_ "$py" scripts/sanitize_softmax.py $([ "$tool" = racecheck ] && echo --small)
               done ;;
-    tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json"
+    tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json" ${TUNE_ARGS:-}
               cp "$out/tune_best.json" src/phase24/softmax/tuned_configs.json ;;  # bench uses it
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;
