@@ -2,7 +2,7 @@
 
 Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small]
 (--small: short rows only, for racecheck, which is slow on long ones.) Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
-configuration once (v4 .. v8); exits non-zero on a wrong result.
+configuration once (v4 .. v9); exits non-zero on a wrong result.
 """
 
 import sys
@@ -31,7 +31,8 @@ def main() -> int:
         runs += [(f"{r.__name__}{c}", forced(r, c), (3, min(100, c[0] * c[1] * 4)), False)
                  for r, cs in ((ci.rows_v4, ci.V4_CONFIGS), (ci.rows_v5, ci.V5_CONFIGS),
                                (ci.rows_v6, ci.V6_CONFIGS), (ci.rows_v7, ci.V7_CONFIGS),
-                               (ci.rows_v8, ci.V8_CONFIGS)) for c in cs]
+                               (ci.rows_v8, ci.V8_CONFIGS), (ci.rows_v9, ci.V9_CONFIGS))
+                 for c in cs]
         return check(runs)
     runs = []
     for name, fn in IMPLEMENTATIONS.items():
@@ -45,7 +46,7 @@ def main() -> int:
     for cfg in ci.V5_CONFIGS + ci.V5_CONFIGS_F32:
         n = cfg[0] * cfg[1] * cfg[2] * 4
         runs.append((f"v5{cfg}", forced(ci.rows_v5, cfg), (2, n), False))
-    for cfg in ci.V6_CONFIGS:
+    for cfg in ci.V6_CONFIGS + ci.V6_CONFIGS_F32:
         n = cfg[0] * cfg[1] * 4
         runs.append((f"v6{cfg}", forced(ci.rows_v6, cfg), (3, n - 1), False))
     for cfg in ci.V7_CONFIGS:
@@ -55,15 +56,20 @@ def main() -> int:
         n = cfg[0] * cfg[1] * 4 * 4
         runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (3, n - 4), False))
         runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (2500, 40), False))  # > 1 row a cluster
+    for cfg in ci.V9_CONFIGS:  # full rows, so the shared-memory slots hold values
+        n = cfg[0] * (cfg[1] + cfg[2]) * cfg[3] * 4
+        runs.append((f"v9{cfg}", forced(ci.rows_v9, cfg), (2, n - 3), False))
     return check(runs)
+
+
+FP32_ONLY = {f"v5{c}" for c in ci.V5_CONFIGS_F32} | {f"v6{c}" for c in ci.V6_CONFIGS_F32}
 
 
 def check(runs) -> int:
     bad = 0
     for name, fn, (m, n), sliced in runs:
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
-            if name.startswith("v5") and tuple(map(int, name[3:-1].split(", "))) in \
-                    ci.V5_CONFIGS_F32 and dtype != torch.float32:
+            if name in FP32_ONLY and dtype != torch.float32:
                 continue
             x = torch.randn(m, n + sliced, device="cuda").mul(3).to(dtype)
             x = x[:, 1:] if sliced else x

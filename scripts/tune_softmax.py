@@ -1,7 +1,9 @@
-"""Time v3 and every v4 .. v8 configuration that fits each benchmark shape; write the best per shape.
+"""Time v3 and every v4 .. v9 configuration that fits each benchmark shape; write the best per shape.
 
 Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
 becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
+       python3 scripts/tune_softmax.py OUT.json --min-n N --rest-from OLD.json   times only the
+shapes with rows of N or more; the others are copied from OLD.json, each marked with its run.
        python3 scripts/tune_softmax.py --from RUN.json BEST.json   rebuilds BEST.json from a
 recorded run (no GPU).
 """
@@ -20,28 +22,38 @@ from phase24.softmax import cuda_impls as ci
 DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
-def main(out_path: str) -> None:
+def main(out_path: str, min_n: int = 0, rest_from: str | None = None) -> None:
     copy = copy_gbps()
     table = []
+    rest = {}
+    if rest_from:
+        old = json.load(open(rest_from))
+        rest = {(e["dtype"], e["M"], e["N"]): {**e, "from": f"{rest_from} (commit {old.get('commit', '?')})"}
+                for e in old["shapes"]}
     for dtname, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
         vw = ci.vec_width(dtype)
         for m, n in standard_shapes():
+            if n < min_n:
+                table.append(rest[(dtname, m, n)])
+                continue
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
             out = torch.empty_like(x)
             cands = [("v4", c) for c in ci.V4_CONFIGS
                      if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
             cands += [("v5", c) for c in ci.v5_configs(dtype)
                       if n <= c[0] * c[1] * c[2] * vw <= 2 * n]
-            cands += [("v6", c) for c in ci.V6_CONFIGS
+            cands += [("v6", c) for c in ci.v6_configs(dtype)
                       if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
             if ci.has_clusters():
                 room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
                 cands += [("v7", c) for c in ci.V7_CONFIGS if n <= c[0] * c[1] * c[2] * vw <= room]
                 cands += [("v8", c) for c in ci.V8_CONFIGS if n <= c[0] * c[1] * 4 * vw <= room]
+                cands += [("v9", c) for c in ci.V9_CONFIGS
+                          if n <= c[0] * (c[1] + c[2]) * c[3] * vw <= room]
             if n <= 256 * ci.V3_KS[-1] * vw:  # v3 has no choice to make, but it can still win
                 cands.append(("v3", None))
             rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5,
-                    "v6": ci.rows_v6, "v7": ci.rows_v7, "v8": ci.rows_v8}
+                    "v6": ci.rows_v6, "v7": ci.rows_v7, "v8": ci.rows_v8, "v9": ci.rows_v9}
             timings = []
             for kind, cfg in cands:
                 try:
@@ -85,4 +97,6 @@ if __name__ == "__main__":
         write_best(run["shapes"], run["gpu"], sys.argv[3],
                    f"scripts/tune_softmax.py --from {sys.argv[2]}")
     else:
-        main(sys.argv[1])
+        args = sys.argv[1:]
+        opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1, 2)}
+        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"))

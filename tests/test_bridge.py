@@ -4,7 +4,8 @@ import pytest
 
 from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu, parse_ptxas_report
 from phase24.softmax.cuda_impls import (HOPPER_ONLY, V4_CONFIGS, V5_CONFIGS, V5_CONFIGS_F32,
-                                        V6_CONFIGS, V7_CONFIGS, V8_CONFIGS)
+                                        V6_CONFIGS, V6_CONFIGS_F32, V7_CONFIGS, V8_CONFIGS,
+                                        V9_CONFIGS)
 
 SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
 TARGETS = [(s, a) for s in SOURCES for a in ("sm_80", "sm_89", "sm_90a")]
@@ -32,11 +33,14 @@ LAUNCHER_NAMES = {
                               for t, k, c in V5_CONFIGS]
                              + [(f"softmax_v5_t{t}_k{k}_c{c}", ("f32",))
                                 for t, k, c in V5_CONFIGS_F32],
-    "softmax_v6_lean.cu": [(f"softmax_v6_g{g}_k{k}", ("f32", "f16", "bf16")) for g, k in V6_CONFIGS],
+    "softmax_v6_lean.cu": [(f"softmax_v6_g{g}_k{k}", ("f32", "f16", "bf16")) for g, k in V6_CONFIGS]
+                          + [(f"softmax_v6_g{g}_k{k}", ("f32",)) for g, k in V6_CONFIGS_F32],
     "softmax_v7_cluster_lean.cu": [(f"softmax_v7_t{t}_k{k}_c{c}", ("f32", "f16", "bf16"))
                                    for t, k, c in V7_CONFIGS],
     "softmax_v8_pipelined.cu": [(f"softmax_v8_t{t}_c{c}", ("f32", "f16", "bf16"))
                                 for t, c in V8_CONFIGS],
+    "softmax_v9_cluster_smem.cu": [(f"softmax_v9_t{t}_k{k}_s{s}_c{c}", ("f32", "f16", "bf16"))
+                                   for t, k, s, c in V9_CONFIGS],
 }
 
 

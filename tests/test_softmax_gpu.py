@@ -51,9 +51,11 @@ def _forced(rows, config):
 # Every configuration a launcher may choose, forced, with the same cases per kind of rung:
 # rungs whose group of threads holds a row (v4, v6) and rungs whose cluster does (v5, v7).
 # rung: (launcher, seed, configurations)
-GROUP_RUNGS = {"v4": (ci.rows_v4, 3, ci.V4_CONFIGS), "v6": (ci.rows_v6, 5, ci.V6_CONFIGS)}
+GROUP_RUNGS = {"v4": (ci.rows_v4, 3, ci.V4_CONFIGS),
+               "v6": (ci.rows_v6, 5, ci.V6_CONFIGS + ci.V6_CONFIGS_F32)}
 CLUSTER_RUNGS = {"v5": (ci.rows_v5, 4, ci.V5_CONFIGS + ci.V5_CONFIGS_F32),
-                 "v7": (ci.rows_v7, 6, ci.V7_CONFIGS)}
+                 "v7": (ci.rows_v7, 6, ci.V7_CONFIGS), "v9": (ci.rows_v9, 9, ci.V9_CONFIGS)}
+FP32_ONLY = {("v5", c) for c in ci.V5_CONFIGS_F32} | {("v6", c) for c in ci.V6_CONFIGS_F32}
 
 
 def _check_configuration(rung, rows, seed, config, dtype, cases):
@@ -67,6 +69,8 @@ def _check_configuration(rung, rows, seed, config, dtype, cases):
 @pytest.mark.parametrize("rung,config", [(r, c) for r, (_, _, cs) in GROUP_RUNGS.items()
                                          for c in cs], ids=str)
 def test_every_group_configuration(rung, config, dtype):
+    if (rung, config) in FP32_ONLY and dtype != torch.float32:
+        pytest.skip("fp32-only configuration")
     g, k = config
     full = g * k * ci.vec_width(dtype)
     _check_configuration(rung, *GROUP_RUNGS[rung][:2], config, dtype,
@@ -77,10 +81,11 @@ def test_every_group_configuration(rung, config, dtype):
 @pytest.mark.parametrize("rung,config", [(r, c) for r, (_, _, cs) in CLUSTER_RUNGS.items()
                                          for c in cs], ids=str)
 def test_every_cluster_configuration(rung, config, dtype):
-    if config in ci.V5_CONFIGS_F32 and rung == "v5" and dtype != torch.float32:
+    if (rung, config) in FP32_ONLY and dtype != torch.float32:
         pytest.skip("fp32-only configuration")
-    t, k, c = config
-    full = t * k * c * ci.vec_width(dtype)
+    t, c = config[0], config[-1]
+    slots = config[1] + (config[2] if rung == "v9" else 0)  # v9: K in registers, S in shared
+    full = t * slots * c * ci.vec_width(dtype)
     _check_configuration(rung, *CLUSTER_RUNGS[rung][:2], config, dtype,
                          (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1),
                           plain(1, 1)))

@@ -461,3 +461,57 @@ __device__ __forceinline__ void store_raw(T* row, int begin, int end, int t, boo
     }
 }
 // --8<-- [end:raw]
+
+// --8<-- [start:async]
+// Slots copied into shared memory by cp.async (sm_80+): global to shared without passing
+// through registers, so a block can hold more of a row than its registers can (v8, v9).
+__device__ __forceinline__ void cp_async16(uint4* dst, const void* src) {
+    unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+
+// Wait for this thread's own copies; a thread that reads only the slots it copied itself needs
+// no barrier after this.
+__device__ __forceinline__ void cp_async_wait_all() {
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+// Read back a slot copied there. `asm volatile`: each pass over the slots reads shared memory
+// again, instead of the compiler keeping the first pass's values alive in registers.
+__device__ __forceinline__ uint4 shared_slot(const uint4* p) {
+    uint4 v;
+    unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a) : "memory");
+    return v;
+}
+
+// One slot element by element (rows not 16-byte aligned); out of line, so that the rare path
+// does not cost the common one registers.
+template <typename T, int THREADS>
+__device__ __noinline__ void copy_slot(uint4* dst, const T* row, int first, int end) {
+    uint4 e[1];
+    load_raw<T, 1, THREADS>(row, first, end, threadIdx.x, false, e);
+    *dst = e[0];
+}
+
+// Start copying this thread's K slots of `row` (columns begin..end, laid out as load_raw's)
+// into buf[k * THREADS + t]; rows that are not 16-byte aligned are copied element by element
+// (synchronously) instead. Columns at or past `end` hold -inf.
+template <typename T, int K, int THREADS>
+__device__ __forceinline__ void copy_slots_async(uint4* buf, const T* row, int begin, int end,
+                                                 bool vec) {
+    constexpr int V = Vec16<T>::size;
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int col = begin + (k * THREADS + t) * V;
+        if (vec && col < end) {
+            cp_async16(&buf[k * THREADS + t], row + col);
+        } else {
+            copy_slot<T, THREADS>(&buf[k * THREADS + t], row, col - t * V, end);
+        }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+// --8<-- [end:async]

@@ -69,3 +69,6 @@ V6(1, 1) V6(1, 2) V6(2, 2) V6(4, 1) V6(4, 2) V6(4, 4) V6(8, 1) V6(8, 2) V6(8, 4)
 V6(16, 1) V6(16, 2) V6(16, 4) V6(32, 1) V6(32, 2) V6(32, 4) V6(32, 8)
 V6(64, 4) V6(64, 8) V6(128, 2) V6(128, 4) V6(128, 8) V6(256, 2) V6(256, 4) V6(256, 8)
 V6(512, 2) V6(512, 4) V6(512, 8) V6(1024, 2) V6(1024, 4)
+// fp32 only: one block of 1024 threads x 32 floats holds a row of 32768 (16-bit types would
+// need 64 floats a thread and spill).
+V6_ONE(1024, 8, f32, float)

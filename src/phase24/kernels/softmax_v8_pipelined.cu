@@ -26,38 +26,6 @@
 
 namespace cg = cooperative_groups;
 
-__device__ __forceinline__ void cp_async16(uint4* dst, const void* src) {
-    unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-
-// One slot element by element (rows not 16-byte aligned); out of line, so that the rare path
-// does not cost the common one registers.
-template <typename T, int THREADS>
-__device__ __noinline__ void copy_slot(uint4* dst, const T* row, int first, int end) {
-    uint4 e[1];
-    load_raw<T, 1, THREADS>(row, first, end, threadIdx.x, false, e);
-    *dst = e[0];
-}
-
-// Start copying this thread's K slots of `row` (columns begin..end) into buf; rows that are
-// not 16-byte aligned are copied element by element (synchronously) instead.
-template <typename T, int K, int THREADS>
-__device__ __forceinline__ void prefetch(uint4* buf, const T* row, int begin, int end, bool vec) {
-    constexpr int V = Vec16<T>::size;
-    const int t = threadIdx.x;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int col = begin + (k * THREADS + t) * V;
-        if (vec && col < end) {
-            cp_async16(&buf[k * THREADS + t], row + col);
-        } else {
-            copy_slot<T, THREADS>(&buf[k * THREADS + t], row, col - t * V, end);
-        }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int CLUSTER>
 __device__ void pipelined_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
@@ -73,16 +41,16 @@ __device__ void pipelined_softmax(const T* x, T* y, long long M, int N, long lon
     const bool vec = rows_aligned16(x, y, N, x_stride);
 
     long long row = blockIdx.x / CLUSTER;
-    if (row < M) prefetch<T, K, THREADS>(buf, x + row * x_stride, begin, end, vec);
+    if (row < M) copy_slots_async<T, K, THREADS>(buf, x + row * x_stride, begin, end, vec);
     for (int parity = 0; row < M; row += clusters, parity ^= 1) {
-        asm volatile("cp.async.wait_all;" ::: "memory");  // a thread reads only its own slots
+        cp_async_wait_all();  // a thread reads only its own slots
         uint4 r[K];
 #pragma unroll
         for (int k = 0; k < K; ++k) r[k] = buf[k * THREADS + t];
         MaxSum mine;  // this warp's part of the chunk
         mine.m = warp_max(raw_max<T>(r));  // uses r: the reads of buf are done
         const long long next = row + clusters;
-        if (next < M) prefetch<T, K, THREADS>(buf, x + next * x_stride, begin, end, vec);
+        if (next < M) copy_slots_async<T, K, THREADS>(buf, x + next * x_stride, begin, end, vec);
         mine.s = warp_sum(raw_exp_sum<T>(r, mine.m));
         MaxSum part = block_merge<THREADS / 32>(mine, parity);
         if (t == 0) slot[parity] = part;

@@ -169,7 +169,7 @@ def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
                      x2d, out, t, c)
 
 
-def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int):
+def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, shared_bytes: int = 0):
     """Launch a kernel that gives each row one cluster of `cluster` blocks; the grid counts
     blocks, so more than MAX_GRID // cluster rows take several launches."""
     m, n = x2d.shape
@@ -178,12 +178,18 @@ def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int):
         stop = min(m, start + rows_per_launch)
         kernel.launch((stop - start) * cluster, threads, ptr(x2d[start:stop]),
                       ptr(out[start:stop]), np.int64(stop - start), np.int32(n),
-                      np.int64(x2d.stride(0)))
+                      np.int64(x2d.stride(0)), shared_bytes=shared_bytes)
 
 
 # ---- v6: v4's launch shapes, lean reductions -------------------------------------------------
 
-V6_CONFIGS = V4_CONFIGS  # (GROUP, K) pairs compiled in softmax_v6_lean.cu
+# (GROUP, K) pairs compiled in softmax_v6_lean.cu: v4's, and one more for fp32 alone.
+V6_CONFIGS = V4_CONFIGS
+V6_CONFIGS_F32 = ((1024, 8),)
+
+
+def v6_configs(dtype):
+    return V6_CONFIGS + (V6_CONFIGS_F32 if dtype == torch.float32 else ())
 
 
 def rows_v6(x2d, out, config: tuple[int, int] | None = None):
@@ -191,6 +197,8 @@ def rows_v6(x2d, out, config: tuple[int, int] | None = None):
     config = config or tuned_config("v6", x2d) or v4_choose(n, x2d.dtype)
     if config is None:
         return rows_v2(x2d, out)
+    if config not in v6_configs(x2d.dtype):
+        raise ValueError(f"v6: configuration {config} is not compiled for {x2d.dtype}")
     group, k = config
     _check_fits("v6", config, group * k * vec_width(x2d.dtype), n)
     block = group if group > 32 else 128
@@ -268,14 +276,53 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     _check_fits("v8", config, t * c * 4 * vec_width(x2d.dtype), n)
     name = f"softmax_v8_t{t}_c{c}_{tag}"
     kernel = _kernel("softmax_v8_pipelined.cu", name)
-    smem = 64 * t  # the next row's slots
-    if smem > 48 * 1024:
-        kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", smem)
+    smem = _dynamic_shared(kernel, 64 * t)  # the next row's slots
     if c > 8:
         kernel.allow_non_portable_clusters()
     clusters = min(m, _v8_grid_clusters(name, t, c))
     kernel.launch(clusters * c, t, ptr(x2d), ptr(out), np.int64(m), np.int32(n),
                   np.int64(x2d.stride(0)), shared_bytes=smem)
+
+
+# ---- v9: v7 with part of each block's chunk in shared memory (Hopper) --------------------------
+
+# (THREADS, K, S, CLUSTER) compiled in softmax_v9_cluster_smem.cu: K slots of 16 bytes per
+# thread in registers, S in shared memory.
+V9_CONFIGS = tuple((t, k, s, c) for c in (1, 2, 4, 8, 16)
+                   for t, k, s in ((256, 4, 4), (512, 4, 4), (1024, 4, 4), (256, 4, 12),
+                                   (512, 4, 12), (1024, 4, 12), (256, 4, 28)))
+
+
+def v9_capacity(dtype) -> int:
+    return max(t * (k + s) * c for t, k, s, c in V9_CONFIGS) * vec_width(dtype)
+
+
+def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
+    m, n = x2d.shape
+    tag = DTYPE_TAG[x2d.dtype]
+    config = config or tuned_config("v9", x2d)
+    if config is None:  # untuned: 128 KB blocks (two per SM) in the smallest cluster that fits
+        vw = vec_width(x2d.dtype)
+        fits = [cfg for cfg in V9_CONFIGS if cfg[0] * (cfg[1] + cfg[2]) * cfg[3] * vw >= n
+                and cfg[:3] == (512, 4, 12)]
+        config = min(fits, key=lambda cfg: cfg[3]) if fits else None
+    if config is None or not has_clusters():
+        return rows_v2(x2d, out)
+    t, k, s, c = config
+    _check_fits("v9", config, t * (k + s) * c * vec_width(x2d.dtype), n)
+    kernel = _kernel("softmax_v9_cluster_smem.cu", f"softmax_v9_t{t}_k{k}_s{s}_c{c}_{tag}")
+    smem = _dynamic_shared(kernel, 16 * s * t)
+    if c > 8:
+        kernel.allow_non_portable_clusters()
+    _cluster_per_row(kernel, x2d, out, t, c, shared_bytes=smem)
+
+
+def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:
+    """Let the kernel take nbytes of dynamic shared memory and return nbytes. Without the
+    attribute a block gets 48 KB in all, its static shared memory included (so exactly 48 KB of
+    dynamic shared memory fails to launch)."""
+    kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", nbytes)
+    return nbytes
 
 
 def _few(m: int) -> bool:
@@ -321,7 +368,7 @@ def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters()
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
-    if hit and (hit[0] not in ("v5", "v7", "v8") or clusters):
+    if hit and (hit[0] not in ("v5", "v7", "v8", "v9") or clusters):
         return KINDS[hit[0]](x2d, out)
     if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v6(x2d, out)
@@ -333,7 +380,7 @@ def rows_best(x2d, out):
 
 
 KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7,
-         "v8": rows_v8}
+         "v8": rows_v8, "v9": rows_v9}
 
 
 RUNGS = {
@@ -346,11 +393,13 @@ RUNGS = {
     "cuda-v6": rows_v6,
     "cuda-v7": rows_v7,
     "cuda-v8": rows_v8,
+    "cuda-v9": rows_v9,
     "cuda": rows_best,
 }
 
 # Kernel files that use Hopper-only features and are built for sm_90a alone.
-HOPPER_ONLY = {"softmax_v5_cluster.cu", "softmax_v7_cluster_lean.cu", "softmax_v8_pipelined.cu"}
+HOPPER_ONLY = {"softmax_v5_cluster.cu", "softmax_v7_cluster_lean.cu", "softmax_v8_pipelined.cu",
+               "softmax_v9_cluster_smem.cu"}
 
 
 def _entry(name, rows):

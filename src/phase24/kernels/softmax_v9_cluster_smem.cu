@@ -1,0 +1,93 @@
+// v9 (cuda-v9, Hopper only): v7 with part of each block's chunk held in shared memory.
+//
+// Changed from v7: an SM's registers hold at most ~128 KB of a row (2048 threads x 16 registers
+// of data), so a 1 MB fp32 row needs a cluster of 8 or 16, and in v7's tuning bigger clusters
+// were slower at the same bytes per SM. Its 227 KB of shared memory held nothing. Here a thread
+// keeps K slots in registers as in v7 and S more in shared memory, copied there by cp.async
+// (global to shared without passing through registers: copy_slots_async in
+// softmax_common.cuh). Each thread reads back only the slots it copied itself, so no barrier
+// is needed. An SM holds twice the bytes: the same row on half the cluster, or twice the
+// blocks per SM.
+// Prediction: long rows (fp32 >= 128K, bf16 >= 32K) from v7's 79-88% of copy towards 90%.
+#include <cooperative_groups.h>
+
+#include "softmax_common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "softmax_v9_cluster_smem.cu uses thread-block clusters: build it for sm_90a"
+#endif
+
+namespace cg = cooperative_groups;
+
+// --8<-- [start:kernel]
+template <typename T, int THREADS, int K, int S, int CLUSTER>
+__device__ void smem_cluster_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
+    constexpr int V = Vec16<T>::size;
+    extern __shared__ uint4 held[];  // S * THREADS slots: columns mid..end of the chunk
+    __shared__ MaxSum slot;          // this block's partial, read by every block of the cluster
+    __shared__ MaxSum total;         // the whole row's {max, sum}
+    cg::cluster_group cluster = cg::this_cluster();
+    const int rank = cluster.block_rank(), t = threadIdx.x;
+    const long long row = blockIdx.x / CLUSTER;
+    const int chunk = ((N + V - 1) / V + CLUSTER - 1) / CLUSTER * V;  // whole 16-byte slots
+    const int begin = min(N, rank * chunk), end = min(N, begin + chunk);
+    const int mid = min(end, begin + K * THREADS * V);  // registers: begin..mid; shared: mid..end
+    const bool vec = rows_aligned16(x, y, N, x_stride);
+    const T* in = x + row * x_stride;
+    T* out = y + row * (long long)N;
+
+    copy_slots_async<T, S, THREADS>(held, in, mid, end, vec);  // in flight with the loads below
+    uint4 r[K];
+    load_raw<T, K, THREADS>(in, begin, mid, t, vec, r);
+    float m = raw_max<T>(r);
+    cp_async_wait_all();
+#pragma unroll 1  // one slot at a time: registers stay few whatever S is
+    for (int s = 0; s < S; ++s) m = fmaxf(m, raw_max<T>({shared_slot(&held[s * THREADS + t])}));
+    MaxSum mine;  // this warp's part of the chunk
+    mine.m = warp_max(m);
+    float sum = raw_exp_sum<T>(r, mine.m);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) sum += raw_exp_sum<T>({shared_slot(&held[s * THREADS + t])}, mine.m);
+    mine.s = warp_sum(sum);
+    MaxSum part = block_merge<THREADS / 32>(mine);
+    if (t == 0) slot = part;
+    cluster.sync();  // every block's partial is written and visible cluster-wide
+    if (t < 32) {
+        MaxSum row_total = warp_merge_lean(t < CLUSTER ? *cluster.map_shared_rank(&slot, t)
+                                                       : MaxSum{-CUDART_INF_F, 0.f});
+        if (t == 0) total = row_total;
+    }
+    cluster_arrive();  // this block is done reading the others' shared memory
+    __syncthreads();
+    const float f = weight(mine.m, total.m) / total.s;
+    store_raw<T, K, THREADS>(out, begin, mid, t, vec, r, mine.m, f);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s)
+        store_raw<T, 1, THREADS>(out, mid + s * THREADS * V, end, t, vec, {shared_slot(&held[s * THREADS + t])},
+                                 mine.m, f);
+    cluster_wait();  // nobody exits while another block may still read its `slot`
+}
+// --8<-- [end:kernel]
+
+// Threads per SM that registers must allow: 2048 in fp32 (K = 4 slots, 16 registers of data,
+// 32 in all), 1536 for 16-bit types, whose conversions need a few more (at 32 they spill, as in
+// v8). With S >= 12 shared memory (THREADS x S x 16 bytes a block) allows 1024 at most anyway.
+constexpr int v9_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 ? 2048 : 1536; }
+#define V9_ONE(THREADS, K, S, CLUSTER, tag, T)                                                     \
+    extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)                                     \
+        __launch_bounds__(THREADS, v9_per_sm(sizeof(T), S) / THREADS)                              \
+            softmax_v9_t##THREADS##_k##K##_s##S##_c##CLUSTER##_##tag(const T* x, T* y, long long M,\
+                                                                     int N, long long s) {         \
+        smem_cluster_softmax<T, THREADS, K, S, CLUSTER>(x, y, M, N, s);                            \
+    }
+#define V9(THREADS, K, S, CLUSTER)                                                                 \
+    V9_ONE(THREADS, K, S, CLUSTER, f32, float)                                                     \
+    V9_ONE(THREADS, K, S, CLUSTER, f16, __half) V9_ONE(THREADS, K, S, CLUSTER, bf16, __nv_bfloat16)
+#define V9_CLUSTERS(THREADS, K, S)                                                                 \
+    V9(THREADS, K, S, 1) V9(THREADS, K, S, 2) V9(THREADS, K, S, 4) V9(THREADS, K, S, 8)           \
+        V9(THREADS, K, S, 16)
+
+// The (THREADS, K, S, CLUSTER) choices the launcher may make; a block holds THREADS x (K + S)
+// slots of 16 bytes, THREADS x S x 16 bytes of them in shared memory.
+V9_CLUSTERS(256, 4, 4) V9_CLUSTERS(512, 4, 4) V9_CLUSTERS(1024, 4, 4)
+V9_CLUSTERS(256, 4, 12) V9_CLUSTERS(512, 4, 12) V9_CLUSTERS(1024, 4, 12) V9_CLUSTERS(256, 4, 28)
