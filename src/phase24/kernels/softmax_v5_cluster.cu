@@ -13,9 +13,9 @@
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
 #include <cooperative_groups.h>
-// Measured (H200, results/h200/softmax.json, commit 6194309, copy 4246 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 165-3703 GB/s (median 3011); bf16 66-2888 GB/s (median 2218).
-// Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 59-65%.
+// Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 165-3714 GB/s (median 3010); bf16 66-2887 GB/s (median 2220).
+// Rows of 32768 to 262144, % of copy: fp32 68-88%; bf16 59-65%.
 
 #include "softmax_common.cuh"
 

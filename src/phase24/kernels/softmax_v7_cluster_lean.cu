@@ -12,14 +12,15 @@
 // sum. (3) Clusters of 1 to 16 blocks; 16 is a "non-portable" size the launcher must allow on
 // the kernel first.
 // Prediction: long rows at the copy ceiling like v6's medium rows, bf16 as well as fp32.
-// Outcome: bf16 rows of 32K-256K rose from v5's 59-65% to 79-88% of copy, fp32 32K-64K to
-// 91-92%; the longest fp32 rows stay with v5 (85-87%). Short rows waste most of a block here.
+// Outcome (run of commit 6194309, each shape's tuned configuration): bf16 rows of 32K-256K rose
+// from v5's 59-65% to 79-88% of copy, fp32 32K-64K to 91-92%; the longest fp32 rows stayed
+// with v5 (85-87%). Short rows waste most of a block here. v9 took over the long rows.
 #include <cooperative_groups.h>
 
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit 6194309, copy 4246 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3915 GB/s (median 2259); bf16 18-3721 GB/s (median 905).
-// Rows of 32768 to 262144, % of copy: fp32 72-92%; bf16 79-88%.
+// Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3730 GB/s (median 2268); bf16 18-3524 GB/s (median 905).
+// Rows of 32768 to 262144, % of copy: fp32 72-85%; bf16 71-83%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v7_cluster_lean.cu uses thread-block clusters: build it for sm_90a"
