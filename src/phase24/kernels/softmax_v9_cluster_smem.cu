@@ -1,8 +1,9 @@
 // v9 (cuda-v9, Hopper only): v7 with part of each block's chunk held in shared memory.
 //
 // Changed from v7: an SM's registers hold at most ~128 KB of a row (2048 threads x 16 registers
-// of data), so a 1 MB fp32 row needs a cluster of 8 or 16, and in v7's tuning bigger clusters
-// were slower at the same bytes per SM. Its 227 KB of shared memory held nothing. Here a thread
+// of data), so a 1 MB fp32 row needs a cluster of 8 or 16, and in v7's tuning
+// (results/h200/tune-cf9dee7.json) bigger clusters were slower at the same bytes per SM. Its
+// 227 KB of shared memory held nothing. Here a thread
 // keeps K slots in registers as in v7 and S more in shared memory, copied there by cp.async
 // (global to shared without passing through registers: copy_slots_async in
 // softmax_common.cuh). Each thread reads back only the slots it copied itself, so no barrier
@@ -12,11 +13,11 @@
 // Outcome (results/h200/tune.json and the bench, run of commit 6e5b20e, `cuda` choosing v9 on
 // every bulk row of 64K-256K fp32 and 32K-256K bf16): fp32 64K / 128K / 256K at 94.0 / 92.3 /
 // 87.9% of copy (v5/v7 before: 90.6 / 87.0 / 85.1%), bf16 32K-256K at 90.8 / 90.4 / 87.0 /
-// 82.8% (v7: 87.7 / 85.0 / 83.1 / 78.9%). The smallest cluster still wins: bf16 64K rows run
-// best with no cluster at all (512 threads x 16 slots, 12 in shared memory, 90.2% in tuning),
-// and at equal bytes per block, more in shared memory and fewer threads was faster (the same
-// 128 KB block as 1024 threads x (4 + 4) slots: 79%). The longest rows (fp32 1 MB, bf16
-// 512 KB) still need clusters of 8 or 2 and stay below 90%.
+// 82.8% (v7: 87.7 / 85.0 / 83.1 / 78.9%). The best blocks hold 64-128 KB, two or more per SM; a
+// 256 KB block alone on its SM won only on bf16 256K rows. No simple rule of threads against
+// shared memory held: on bf16 64K rows, 128 KB blocks without a cluster reached 90.2% as
+// 512 x (4 + 12) slots, 79.3% as 1024 x (4 + 4) and 78.8% as 256 x (4 + 28). The longest rows
+// (fp32 1 MB, bf16 512 KB) stay below 90%.
 #include <cooperative_groups.h>
 
 #include "softmax_common.cuh"
