@@ -372,6 +372,8 @@ def rows_best(x2d, out):
         return KINDS[hit[0]](x2d, out)
     if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v6(x2d, out)
+    if clusters and not _few(m) and n <= v9_capacity(x2d.dtype):
+        return rows_v9(x2d, out)  # its default: 128 KB blocks, the smallest cluster that fits
     if clusters and n <= v7_capacity(x2d.dtype):
         return rows_v7(x2d, out)
     if n <= v4_capacity(x2d.dtype):
