@@ -1,8 +1,8 @@
 """Run every CUDA C softmax on small shapes, for compute-sanitizer (memcheck, racecheck, synccheck).
 
-Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small] [--only PREFIX...]
-(--small: short rows only, for racecheck, which is slow on long ones; --only: the runs whose
-name starts with one of the prefixes, e.g. --only cuda-v9 rows_v9.) Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
+Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small] [--only NAME...]
+(--small: short rows only, for racecheck, which is slow on long ones; --only: the runs of the
+named implementations and launchers, e.g. --only cuda-v9 rows_v9.) Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
 configuration once (v4 .. v9); exits non-zero on a wrong result.
 """
 
@@ -67,9 +67,9 @@ FP32_ONLY = {f"v5{c}" for c in ci.V5_CONFIGS_F32} | {f"v6{c}" for c in ci.V6_CON
 
 
 def check(runs) -> int:
-    if "--only" in sys.argv:
-        prefixes = tuple(sys.argv[sys.argv.index("--only") + 1:])
-        runs = [r for r in runs if r[0].startswith(prefixes)]
+    if "--only" in sys.argv:  # an implementation's runs, or a launcher's forced configurations
+        names = sys.argv[sys.argv.index("--only") + 1:]
+        runs = [r for r in runs if any(r[0] == k or r[0].startswith(k + "(") for k in names)]
     bad = 0
     for name, fn, (m, n), sliced in runs:
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
