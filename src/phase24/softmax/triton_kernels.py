@@ -205,12 +205,8 @@ def looped_kernel(x_ptr, out_ptr, M, N, stride_x,
         s = tl.zeros([SEG], tl.float32)
         for start in tl.range(0, N, SEG, num_stages=NUM_STAGES):
             offs = start + cols
-            if HINTS:
-                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"),
-                             eviction_policy="evict_last")
-            else:
-                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"))
-            xc = xc.to(tl.float32)
+            xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"),
+                         eviction_policy="evict_last" if HINTS else "").to(tl.float32)
             m_new = tl.maximum(m, tl.max(xc, axis=0))
             # While every value so far is -inf, scale by exp2(x - 0) = 0: the sums stay 0.
             m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
@@ -219,16 +215,10 @@ def looped_kernel(x_ptr, out_ptr, M, N, stride_x,
         inv = 1.0 / tl.sum(s, axis=0)
         for start in tl.range(0, N, SEG, num_stages=NUM_STAGES):
             offs = start + cols
-            if HINTS:
-                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"),
-                             eviction_policy="evict_first")
-            else:
-                xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"))
+            xc = tl.load(x_row + offs, mask=offs < N, other=float("-inf"),
+                         eviction_policy="evict_first" if HINTS else "")
             y = (tl.exp2((xc.to(tl.float32) - m) * LOG2E) * inv).to(out_ptr.dtype.element_ty)
-            if HINTS:
-                tl.store(o_row + offs, y, mask=offs < N, cache_modifier=".cs")
-            else:
-                tl.store(o_row + offs, y, mask=offs < N)
+            tl.store(o_row + offs, y, mask=offs < N, cache_modifier=".cs" if HINTS else "")
 # --8<-- [end:looped_kernel]
 
 
