@@ -246,15 +246,6 @@ __device__ __forceinline__ MaxSum group_merge(MaxSum v, int parity = 0) {
 }
 // --8<-- [end:group_merge]
 
-// The two halves of a cluster barrier (sm_90): arrive (release) and wait (acquire), so a block
-// can do work between saying "I am done reading" and waiting for the others to say it.
-__device__ __forceinline__ void cluster_arrive() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() {
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
 // --8<-- [start:lean]
 // The lean reductions of v6 and v7: a max first, then exponentials against it, then a sum.
 // Each step is 5 shuffles and 5 single-instruction merges per warp, where merging {max, sum}

@@ -12,18 +12,16 @@
 // until the others have read it without stalling the stores.
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
-#include <cooperative_groups.h>
 // Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 165-3714 GB/s (median 3010); bf16 66-2887 GB/s (median 2220).
 // Rows of 32768 to 262144, % of copy: fp32 68-88%; bf16 59-65%.
 
 #include "softmax_common.cuh"
+#include "softmax_cluster.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v5_cluster.cu uses thread-block clusters: build it for sm_90a"
 #endif
-
-namespace cg = cooperative_groups;
 
 
 // --8<-- [start:kernel]
@@ -35,8 +33,8 @@ __device__ void cluster_softmax(const T* x, T* y, long long M, int N, long long 
     cg::cluster_group cluster = cg::this_cluster();
     const int rank = cluster.block_rank();
     const long long row = blockIdx.x / CLUSTER;
-    const int chunk = ((N + V - 1) / V + CLUSTER - 1) / CLUSTER * V;  // whole 16-byte slots
-    const int begin = min(N, rank * chunk), end = min(N, begin + chunk);
+    int begin, end;  // this block's columns of the row
+    cluster_columns<T, CLUSTER>(N, rank, begin, end);
     const bool vec = rows_aligned16(x, y, N, x_stride);
 
     float v[K][V];

@@ -15,9 +15,8 @@
 // Outcome (run of commit 6194309, each shape's tuned configuration): bf16 rows of 32K-256K rose
 // from v5's 59-65% to 79-88% of copy, fp32 32K-64K to 91-92%; the longest fp32 rows stayed
 // with v5 (85-87%). Short rows waste most of a block here. v9 took over the long rows.
-#include <cooperative_groups.h>
-
 #include "softmax_common.cuh"
+#include "softmax_cluster.cuh"
 // Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3730 GB/s (median 2268); bf16 18-3524 GB/s (median 905).
 // Rows of 32768 to 262144, % of copy: fp32 72-85%; bf16 71-83%.
@@ -26,19 +25,16 @@
 #error "softmax_v7_cluster_lean.cu uses thread-block clusters: build it for sm_90a"
 #endif
 
-namespace cg = cooperative_groups;
-
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int CLUSTER>
 __device__ void lean_cluster_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
     constexpr int V = Vec16<T>::size;
     __shared__ MaxSum slot;   // this block's partial, read by every block of the cluster
     __shared__ MaxSum total;  // the whole row's {max, sum}
-    cg::cluster_group cluster = cg::this_cluster();
-    const int rank = cluster.block_rank();
+    const int rank = cg::this_cluster().block_rank();
     const long long row = blockIdx.x / CLUSTER;
-    const int chunk = ((N + V - 1) / V + CLUSTER - 1) / CLUSTER * V;  // whole 16-byte slots
-    const int begin = min(N, rank * chunk), end = min(N, begin + chunk);
+    int begin, end;  // this block's columns of the row
+    cluster_columns<T, CLUSTER>(N, rank, begin, end);
     const bool vec = rows_aligned16(x, y, N, x_stride);
 
     uint4 r[K];
@@ -46,15 +42,7 @@ __device__ void lean_cluster_softmax(const T* x, T* y, long long M, int N, long 
     MaxSum mine;  // this warp's part of the chunk
     mine.m = warp_max(raw_max<T>(r));
     mine.s = warp_sum(raw_exp_sum<T>(r, mine.m));
-    MaxSum part = block_merge<THREADS / 32>(mine);
-    if (threadIdx.x == 0) slot = part;
-    cluster.sync();  // every block's partial is written and visible cluster-wide
-    if (threadIdx.x < 32) {
-        MaxSum row_total = warp_merge_lean(threadIdx.x < CLUSTER
-                                               ? *cluster.map_shared_rank(&slot, threadIdx.x)
-                                               : MaxSum{-CUDART_INF_F, 0.f});
-        if (threadIdx.x == 0) total = row_total;
-    }
+    cluster_total_lean<THREADS, CLUSTER>(mine, slot, total);
     cluster_arrive();  // this block is done reading the others' shared memory
     __syncthreads();
     store_raw<T, K, THREADS>(y + row * (long long)N, begin, end, threadIdx.x, vec, r, mine.m,

@@ -13,9 +13,8 @@
 // Outcome: no better than v7 anywhere (the tuner never picks it, figures below): with loads
 // always in flight the long rows stayed at 79-88% (fp32) of copy, so idle SMs during the
 // cluster barrier were not what held v7 back. Kept as a measured negative result.
-#include <cooperative_groups.h>
-
 #include "softmax_common.cuh"
+#include "softmax_cluster.cuh"
 // Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 45-3742 GB/s (median 2221); bf16 13-3204 GB/s (median 647).
 // Rows of 32768 to 262144, % of copy: fp32 79-88%; bf16 68-75%.
@@ -23,8 +22,6 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v8_pipelined.cu uses thread-block clusters: build it for sm_90a"
 #endif
-
-namespace cg = cooperative_groups;
 
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int CLUSTER>
@@ -36,8 +33,8 @@ __device__ void pipelined_softmax(const T* x, T* y, long long M, int N, long lon
     cg::cluster_group cluster = cg::this_cluster();
     const int rank = cluster.block_rank(), t = threadIdx.x;
     const long long clusters = gridDim.x / CLUSTER;
-    const int chunk = ((N + V - 1) / V + CLUSTER - 1) / CLUSTER * V;  // whole 16-byte slots
-    const int begin = min(N, rank * chunk), end = min(N, begin + chunk);
+    int begin, end;  // this block's columns of the row
+    cluster_columns<T, CLUSTER>(N, rank, begin, end);
     const bool vec = rows_aligned16(x, y, N, x_stride);
 
     long long row = blockIdx.x / CLUSTER;
@@ -52,15 +49,8 @@ __device__ void pipelined_softmax(const T* x, T* y, long long M, int N, long lon
         const long long next = row + clusters;
         if (next < M) copy_slots_async<T, K, THREADS>(buf, x + next * x_stride, begin, end, vec);
         mine.s = warp_sum(raw_exp_sum<T>(r, mine.m));
-        MaxSum part = block_merge<THREADS / 32>(mine, parity);
-        if (t == 0) slot[parity] = part;
-        cluster.sync();  // every block's partial is visible; last round's reads of slot[parity]
-                         // finished before it (so overwriting slot[parity] above was safe)
-        if (t < 32) {
-            MaxSum row_total = warp_merge_lean(t < CLUSTER ? *cluster.map_shared_rank(&slot[parity], t)
-                                                           : MaxSum{-CUDART_INF_F, 0.f});
-            if (t == 0) total[parity] = row_total;
-        }
+        // slot[parity] was last read two rows ago, before the previous row's cluster barrier
+        cluster_total_lean<THREADS, CLUSTER>(mine, slot[parity], total[parity], parity);
         __syncthreads();
         store_raw<T, K, THREADS>(y + row * (long long)N, begin, end, t, vec, r, mine.m,
                                  weight(mine.m, total[parity].m) / total[parity].s);

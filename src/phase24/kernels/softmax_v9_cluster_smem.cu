@@ -18,9 +18,8 @@
 // shared memory held: on bf16 64K rows, 128 KB blocks without a cluster reached 90.2% as
 // 512 x (4 + 12) slots, 79.3% as 1024 x (4 + 4) and 78.8% as 256 x (4 + 28). The longest rows
 // (fp32 1 MB, bf16 512 KB) stay below 90%.
-#include <cooperative_groups.h>
-
 #include "softmax_common.cuh"
+#include "softmax_cluster.cuh"
 // Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3993 GB/s (median 1352); bf16 10-3862 GB/s (median 460).
 // Rows of 32768 to 262144, % of copy: fp32 88-94%; bf16 83-91%.
@@ -29,8 +28,6 @@
 #error "softmax_v9_cluster_smem.cu uses thread-block clusters: build it for sm_90a"
 #endif
 
-namespace cg = cooperative_groups;
-
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int S, int CLUSTER>
 __device__ void smem_cluster_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
@@ -38,11 +35,10 @@ __device__ void smem_cluster_softmax(const T* x, T* y, long long M, int N, long 
     extern __shared__ uint4 held[];  // S * THREADS slots: columns mid..end of the chunk
     __shared__ MaxSum slot;          // this block's partial, read by every block of the cluster
     __shared__ MaxSum total;         // the whole row's {max, sum}
-    cg::cluster_group cluster = cg::this_cluster();
-    const int rank = cluster.block_rank(), t = threadIdx.x;
+    const int rank = cg::this_cluster().block_rank(), t = threadIdx.x;
     const long long row = blockIdx.x / CLUSTER;
-    const int chunk = ((N + V - 1) / V + CLUSTER - 1) / CLUSTER * V;  // whole 16-byte slots
-    const int begin = min(N, rank * chunk), end = min(N, begin + chunk);
+    int begin, end;  // this block's columns of the row
+    cluster_columns<T, CLUSTER>(N, rank, begin, end);
     const int mid = min(end, begin + K * THREADS * V);  // registers: begin..mid; shared: mid..end
     const bool vec = rows_aligned16(x, y, N, x_stride);
     const T* in = x + row * x_stride;
@@ -61,14 +57,7 @@ __device__ void smem_cluster_softmax(const T* x, T* y, long long M, int N, long 
 #pragma unroll 1
     for (int s = 0; s < S; ++s) sum += raw_exp_sum<T>({shared_slot(&held[s * THREADS + t])}, mine.m);
     mine.s = warp_sum(sum);
-    MaxSum part = block_merge<THREADS / 32>(mine);
-    if (t == 0) slot = part;
-    cluster.sync();  // every block's partial is written and visible cluster-wide
-    if (t < 32) {
-        MaxSum row_total = warp_merge_lean(t < CLUSTER ? *cluster.map_shared_rank(&slot, t)
-                                                       : MaxSum{-CUDART_INF_F, 0.f});
-        if (t == 0) total = row_total;
-    }
+    cluster_total_lean<THREADS, CLUSTER>(mine, slot, total);
     cluster_arrive();  // this block is done reading the others' shared memory
     __syncthreads();
     const float f = weight(mine.m, total.m) / total.s;
