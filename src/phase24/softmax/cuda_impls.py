@@ -171,8 +171,11 @@ def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
 
 def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, shared_bytes: int = 0):
     """Launch a kernel that gives each row one cluster of `cluster` blocks; the grid counts
-    blocks, so more than MAX_GRID // cluster rows take several launches."""
+    blocks, so more than MAX_GRID // cluster rows take several launches. Clusters of more than
+    8 blocks are allowed on the kernel first."""
     m, n = x2d.shape
+    if cluster > 8:
+        kernel.allow_non_portable_clusters()
     rows_per_launch = MAX_GRID // cluster
     for start in range(0, m, rows_per_launch):
         stop = min(m, start + rows_per_launch)
@@ -238,10 +241,8 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
         return rows_v2(x2d, out)
     t, k, c = config
     _check_fits("v7", config, t * k * c * vec_width(x2d.dtype), n)
-    kernel = _kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}")
-    if c > 8:
-        kernel.allow_non_portable_clusters()
-    _cluster_per_row(kernel, x2d, out, t, c)
+    _cluster_per_row(_kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}"),
+                     x2d, out, t, c)
 
 
 # ---- v8: persistent clusters, the next row prefetched into shared memory (Hopper) ------------
@@ -311,10 +312,7 @@ def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
     t, k, s, c = config
     _check_fits("v9", config, t * (k + s) * c * vec_width(x2d.dtype), n)
     kernel = _kernel("softmax_v9_cluster_smem.cu", f"softmax_v9_t{t}_k{k}_s{s}_c{c}_{tag}")
-    smem = _dynamic_shared(kernel, 16 * s * t)
-    if c > 8:
-        kernel.allow_non_portable_clusters()
-    _cluster_per_row(kernel, x2d, out, t, c, shared_bytes=smem)
+    _cluster_per_row(kernel, x2d, out, t, c, shared_bytes=_dynamic_shared(kernel, 16 * s * t))
 
 
 def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:
