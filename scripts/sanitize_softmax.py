@@ -29,11 +29,10 @@ def main() -> int:
         runs = [(name, fn, shape, sliced) for name, fn in IMPLEMENTATIONS.items()
                 if name.startswith("cuda") for shape, sliced in (((3, 1), False), ((5, 130), False),
                                                                  ((3, 257), True))]
-        runs += [(f"{r.__name__}{c}", forced(r, c), (3, min(100, c[0] * c[1] * 4)), False)
-                 for r, cs in ((ci.rows_v4, ci.V4_CONFIGS), (ci.rows_v5, ci.V5_CONFIGS),
-                               (ci.rows_v6, ci.V6_CONFIGS), (ci.rows_v7, ci.V7_CONFIGS),
-                               (ci.rows_v8, ci.V8_CONFIGS), (ci.rows_v9, ci.V9_CONFIGS))
-                 for c in cs]
+        runs += [(f"rows_{kind}{c}", forced(ci.KINDS[kind], c),
+                  (3, min(100, ci.capacity(kind, c, torch.float32))), False)
+                 for kind in ("v4", "v5", "v6", "v7", "v8", "v9")
+                 for c in ci.configs(kind, torch.float32)]
         return check(runs)
     runs = []
     for name, fn in IMPLEMENTATIONS.items():
@@ -41,29 +40,19 @@ def main() -> int:
             for shape in ((3, 1), (5, 130), (4, 1000), (2, 5000), (2, 40000)):
                 runs.append((name, fn, shape, False))
             runs.append((name, fn, (3, 257), True))
-    for cfg in ci.V4_CONFIGS:
-        n = cfg[0] * cfg[1] * 4
-        runs.append((f"v4{cfg}", forced(ci.rows_v4, cfg), (3, n - 1), False))
-    for cfg in ci.V5_CONFIGS + ci.V5_CONFIGS_F32:
-        n = cfg[0] * cfg[1] * cfg[2] * 4
-        runs.append((f"v5{cfg}", forced(ci.rows_v5, cfg), (2, n), False))
-    for cfg in ci.V6_CONFIGS + ci.V6_CONFIGS_F32:
-        n = cfg[0] * cfg[1] * 4
-        runs.append((f"v6{cfg}", forced(ci.rows_v6, cfg), (3, n - 1), False))
-    for cfg in ci.V7_CONFIGS:
-        n = cfg[0] * cfg[1] * cfg[2] * 4
-        runs.append((f"v7{cfg}", forced(ci.rows_v7, cfg), (2, n), False))
-    for cfg in ci.V8_CONFIGS:  # more rows than one cluster: the prefetch loop runs
-        n = cfg[0] * cfg[1] * 4 * 4
-        runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (3, n - 4), False))
-        runs.append((f"v8{cfg}", forced(ci.rows_v8, cfg), (2500, 40), False))  # > 1 row a cluster
-    for cfg in ci.V9_CONFIGS:  # full rows, so the shared-memory slots hold values
-        n = cfg[0] * (cfg[1] + cfg[2]) * cfg[3] * 4
-        runs.append((f"v9{cfg}", forced(ci.rows_v9, cfg), (2, n - 3), False))
+    # every configuration on a row it holds (nearly) full: (rows, values short of full)
+    for kind, (m, short) in {"v4": (3, 1), "v5": (2, 0), "v6": (3, 1), "v7": (2, 0), "v8": (3, 4),
+                             "v9": (2, 3)}.items():
+        for cfg in ci.configs(kind, torch.float32):  # float32's list holds every configuration
+            n = ci.capacity(kind, cfg, torch.float32) - short
+            runs.append((f"rows_{kind}{cfg}", forced(ci.KINDS[kind], cfg), (m, n), False))
+    for cfg in ci.V8_CONFIGS:  # more rows than clusters: the prefetch loop runs
+        runs.append((f"rows_v8{cfg}", forced(ci.rows_v8, cfg), (2500, 40), False))
     return check(runs)
 
 
-FP32_ONLY = {f"v5{c}" for c in ci.V5_CONFIGS_F32} | {f"v6{c}" for c in ci.V6_CONFIGS_F32}
+FP32_ONLY = {f"rows_{kind}{c}" for kind, cs in (("v5", ci.V5_CONFIGS_F32), ("v6", ci.V6_CONFIGS_F32))
+             for c in cs}
 
 
 def check(runs) -> int:

@@ -38,18 +38,12 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None) -> None:
                 continue
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
             out = torch.empty_like(x)
-            cands = [("v4", c) for c in ci.V4_CONFIGS
-                     if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
-            cands += [("v5", c) for c in ci.v5_configs(dtype)
-                      if n <= c[0] * c[1] * c[2] * vw <= 2 * n]
-            cands += [("v6", c) for c in ci.v6_configs(dtype)
-                      if n <= c[0] * c[1] * vw <= 2 * n or (n < vw and c == (1, 1))]
-            if ci.has_clusters():
-                room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
-                cands += [("v7", c) for c in ci.V7_CONFIGS if n <= c[0] * c[1] * c[2] * vw <= room]
-                cands += [("v8", c) for c in ci.V8_CONFIGS if n <= c[0] * c[1] * 4 * vw <= room]
-                cands += [("v9", c) for c in ci.V9_CONFIGS
-                          if n <= c[0] * (c[1] + c[2]) * c[3] * vw <= room]
+            room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
+            limit = {"v4": 2 * n, "v5": 2 * n, "v6": 2 * n, "v7": room, "v8": room, "v9": room}
+            kinds = ("v4", "v5", "v6") + (("v7", "v8", "v9") if ci.has_clusters() else ())
+            cands = [(kind, c) for kind in kinds for c in ci.configs(kind, dtype)
+                     if n <= ci.capacity(kind, c, dtype) <= limit[kind]
+                     or (n < vw and c == (1, 1))]  # rows shorter than a slot: v4/v6's smallest
             if n <= 256 * ci.V3_KS[-1] * vw:  # v3 has no choice to make, but it can still win
                 cands.append(("v3", None))
             rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5,

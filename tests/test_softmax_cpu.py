@@ -7,7 +7,7 @@ from phase24.harness.check import TOLERANCES, check_case, compare
 from phase24.harness.cases import plain, standard_cases
 from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError, softmax, softmax_reference
 from phase24.softmax.args import run_rows
-from phase24.softmax.cuda_impls import v4_capacity, v4_choose, v5_capacity, V4_CONFIGS
+from phase24.softmax.cuda_impls import reach, v4_choose, V4_CONFIGS
 
 
 def test_registry_names():
@@ -118,11 +118,11 @@ def test_checker_fails_a_wrong_implementation():
 def test_v4_choice_covers_rows():
     for dtype in (torch.float32, torch.bfloat16):
         vw = 4 if dtype == torch.float32 else 8
-        for n in [1, 2, 3, 127, 128, 1000, 4096, v4_capacity(dtype)]:
+        for n in [1, 2, 3, 127, 128, 1000, 4096, reach("v4", dtype)]:
             g, k = v4_choose(n, dtype)
             assert (g, k) in V4_CONFIGS and g * k * vw >= n
-        assert v4_choose(v4_capacity(dtype) + 1, dtype) is None
-    assert v5_capacity(torch.float32) == 262144 and v5_capacity(torch.bfloat16) == 262144
+        assert v4_choose(reach("v4", dtype) + 1, dtype) is None
+    assert reach("v5", torch.float32) == 262144 and reach("v5", torch.bfloat16) == 262144
 
 
 def test_a_forced_configuration_too_small_for_the_row_is_refused():

@@ -71,8 +71,7 @@ def _check_configuration(rung, rows, seed, config, dtype, cases):
 def test_every_group_configuration(rung, config, dtype):
     if (rung, config) in FP32_ONLY and dtype != torch.float32:
         pytest.skip("fp32-only configuration")
-    g, k = config
-    full = g * k * ci.vec_width(dtype)
+    full = ci.capacity(rung, config, dtype)
     _check_configuration(rung, *GROUP_RUNGS[rung][:2], config, dtype,
                          (plain(37, full), plain(37, max(1, full - 3)), unaligned(5, full)))
 
@@ -83,9 +82,7 @@ def test_every_group_configuration(rung, config, dtype):
 def test_every_cluster_configuration(rung, config, dtype):
     if (rung, config) in FP32_ONLY and dtype != torch.float32:
         pytest.skip("fp32-only configuration")
-    t, c = config[0], config[-1]
-    slots = config[1] + (config[2] if rung == "v9" else 0)  # v9: K in registers, S in shared
-    full = t * slots * c * ci.vec_width(dtype)
+    full = ci.capacity(rung, config, dtype)
     _check_configuration(rung, *CLUSTER_RUNGS[rung][:2], config, dtype,
                          (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1),
                           plain(1, 1)))
@@ -95,7 +92,7 @@ def test_every_cluster_configuration(rung, config, dtype):
 @pytest.mark.parametrize("config", ci.V8_CONFIGS, ids=str)
 def test_every_v8_configuration(config, dtype):
     t, c = config
-    full = t * c * 4 * ci.vec_width(dtype)
+    full = ci.capacity("v8", config, dtype)
     grid = ci._v8_grid_clusters(f"softmax_v8_t{t}_c{c}_{ci.DTYPE_TAG[dtype]}", t, c)
     # more rows than clusters, so every cluster walks several rows and prefetches
     _check_configuration("v8", ci.rows_v8, 8, config, dtype,

@@ -54,10 +54,32 @@ def _launch(source: str, name: str, x2d: torch.Tensor, out: torch.Tensor, grid: 
         np.int64(x2d.stride(0)))
 
 
-def _check_fits(rung: str, config, capacity: int, n: int) -> None:
+# 16-byte slots per row that a configuration of each tunable rung holds.
+SLOTS = {
+    "v4": lambda group, k: group * k,
+    "v5": lambda threads, k, cluster: threads * k * cluster,
+    "v6": lambda group, k: group * k,
+    "v7": lambda threads, k, cluster: threads * k * cluster,
+    "v8": lambda threads, cluster: threads * 4 * cluster,
+    "v9": lambda threads, k, s, cluster: threads * (k + s) * cluster,
+}
+
+
+def capacity(kind: str, config: tuple, dtype) -> int:
+    """The longest row (in values) that configuration `config` of rung `kind` holds."""
+    return SLOTS[kind](*config) * vec_width(dtype)
+
+
+def reach(kind: str, dtype) -> int:
+    """The longest row any compiled configuration of rung `kind` holds."""
+    return max(capacity(kind, c, dtype) for c in configs(kind, dtype))
+
+
+def _check_fits(kind: str, config, x2d) -> None:
     """A configuration forced by a caller must hold the row; else say so (never garbage)."""
-    if capacity < n:
-        raise ValueError(f"{rung}: configuration {config} holds rows of at most {capacity} "
+    n, cap = x2d.shape[1], capacity(kind, config, x2d.dtype)
+    if cap < n:
+        raise ValueError(f"{kind}: configuration {config} holds rows of at most {cap} "
                          f"values, not {n}")
 
 
@@ -100,10 +122,6 @@ V4_CONFIGS = ((1, 1), (1, 2), (2, 2), (4, 1), (4, 2), (4, 4), (8, 1), (8, 2), (8
               (512, 2), (512, 4), (512, 8), (1024, 2), (1024, 4))
 
 
-def v4_capacity(dtype) -> int:
-    return max(g * k for g, k in V4_CONFIGS) * vec_width(dtype)
-
-
 def v4_choose(n: int, dtype) -> tuple[int, int] | None:
     """The (GROUP, K) that covers a row of n with the least waste, K as close to 4 as possible."""
     slots = math.ceil(n / vec_width(dtype))
@@ -119,7 +137,7 @@ def rows_v4(x2d, out, config: tuple[int, int] | None = None):
     if config is None:
         return rows_v2(x2d, out)
     group, k = config
-    _check_fits("v4", config, group * k * vec_width(x2d.dtype), n)
+    _check_fits("v4", config, x2d)
     block = group if group > 32 else 128  # short rows: several groups share a block
     _launch("softmax_v4_shape_specialised.cu", f"softmax_v4_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
             x2d, out, math.ceil(m / (block // group)), block)
@@ -136,10 +154,6 @@ V5_CONFIGS_F32 = ((512, 8, 2), (512, 8, 4), (512, 8, 8), (1024, 8, 4), (1024, 8,
 
 def v5_configs(dtype):
     return V5_CONFIGS + (V5_CONFIGS_F32 if dtype == torch.float32 else ())
-
-
-def v5_capacity(dtype) -> int:
-    return max(t * k * c for t, k, c in v5_configs(dtype)) * vec_width(dtype)
 
 
 def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
@@ -164,7 +178,7 @@ def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, k, c = config
-    _check_fits("v5", config, t * k * c * vec_width(x2d.dtype), n)
+    _check_fits("v5", config, x2d)
     _cluster_per_row(_kernel("softmax_v5_cluster.cu", f"softmax_v5_t{t}_k{k}_c{c}_{tag}"),
                      x2d, out, t, c)
 
@@ -203,7 +217,7 @@ def rows_v6(x2d, out, config: tuple[int, int] | None = None):
     if config not in v6_configs(x2d.dtype):
         raise ValueError(f"v6: configuration {config} is not compiled for {x2d.dtype}")
     group, k = config
-    _check_fits("v6", config, group * k * vec_width(x2d.dtype), n)
+    _check_fits("v6", config, x2d)
     block = group if group > 32 else 128
     _launch("softmax_v6_lean.cu", f"softmax_v6_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
             x2d, out, math.ceil(m / (block // group)), block)
@@ -217,15 +231,10 @@ V7_CONFIGS = tuple((t, k, c) for c in (1, 2, 4, 8, 16)
                    for t, k in ((256, 4), (512, 4), (1024, 4), (512, 8), (1024, 8)))
 
 
-def v7_capacity(dtype) -> int:
-    return max(t * k * c for t, k, c in V7_CONFIGS) * vec_width(dtype)
-
-
 def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
     """Blocks of 1024 x 4 slots in the smallest cluster that holds the row (fewest barriers);
     for few rows, the largest cluster of the smallest blocks that hold it (more SMs at work)."""
-    vw = vec_width(dtype)
-    fits = [(t, k, c) for t, k, c in V7_CONFIGS if t * k * c * vw >= n and k == 4]
+    fits = [tkc for tkc in V7_CONFIGS if capacity("v7", tkc, dtype) >= n and tkc[1] == 4]
     if not fits:
         return None
     if _few(m):
@@ -240,7 +249,7 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, k, c = config
-    _check_fits("v7", config, t * k * c * vec_width(x2d.dtype), n)
+    _check_fits("v7", config, x2d)
     _cluster_per_row(_kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}"),
                      x2d, out, t, c)
 
@@ -250,10 +259,6 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
 # (THREADS, CLUSTER) pairs compiled in softmax_v8_pipelined.cu; a block holds THREADS x 4 slots
 # of 16 bytes in registers and as many in shared memory.
 V8_CONFIGS = tuple((t, c) for c in (1, 2, 4, 8, 16) for t in (256, 512, 1024))
-
-
-def v8_capacity(dtype) -> int:
-    return max(t * c for t, c in V8_CONFIGS) * 4 * vec_width(dtype)
 
 
 @lru_cache(maxsize=None)
@@ -269,12 +274,12 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     if config is None:
         config = tuned_config("v8", x2d)
     if config is None:
-        fits = [(t, c) for t, c in V8_CONFIGS if t * c * 4 * vec_width(x2d.dtype) >= n]
+        fits = [tc for tc in V8_CONFIGS if capacity("v8", tc, x2d.dtype) >= n]
         config = min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, c = config
-    _check_fits("v8", config, t * c * 4 * vec_width(x2d.dtype), n)
+    _check_fits("v8", config, x2d)
     name = f"softmax_v8_t{t}_c{c}_{tag}"
     kernel = _kernel("softmax_v8_pipelined.cu", name)
     smem = _dynamic_shared(kernel, 64 * t)  # the next row's slots
@@ -294,23 +299,18 @@ V9_CONFIGS = tuple((t, k, s, c) for c in (1, 2, 4, 8, 16)
                                    (512, 4, 12), (1024, 4, 12), (256, 4, 28)))
 
 
-def v9_capacity(dtype) -> int:
-    return max(t * (k + s) * c for t, k, s, c in V9_CONFIGS) * vec_width(dtype)
-
-
 def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
     m, n = x2d.shape
     tag = DTYPE_TAG[x2d.dtype]
     config = config or tuned_config("v9", x2d)
     if config is None:  # untuned: 128 KB blocks (two per SM) in the smallest cluster that fits
-        vw = vec_width(x2d.dtype)
-        fits = [cfg for cfg in V9_CONFIGS if cfg[0] * (cfg[1] + cfg[2]) * cfg[3] * vw >= n
-                and cfg[:3] == (512, 4, 12)]
+        fits = [cfg for cfg in V9_CONFIGS
+                 if cfg[:3] == (512, 4, 12) and capacity("v9", cfg, x2d.dtype) >= n]
         config = min(fits, key=lambda cfg: cfg[3]) if fits else None
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, k, s, c = config
-    _check_fits("v9", config, t * (k + s) * c * vec_width(x2d.dtype), n)
+    _check_fits("v9", config, x2d)
     kernel = _kernel("softmax_v9_cluster_smem.cu", f"softmax_v9_t{t}_k{k}_s{s}_c{c}_{tag}")
     _cluster_per_row(kernel, x2d, out, t, c, shared_bytes=_dynamic_shared(kernel, 16 * s * t))
 
@@ -368,15 +368,21 @@ def rows_best(x2d, out):
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
     if hit and (hit[0] not in ("v5", "v7", "v8", "v9") or clusters):
         return KINDS[hit[0]](x2d, out)
-    if n <= v4_capacity(x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
+    if n <= reach("v4", x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v6(x2d, out)
-    if clusters and not _few(m) and n <= v9_capacity(x2d.dtype):
+    if clusters and not _few(m) and n <= reach("v9", x2d.dtype):
         return rows_v9(x2d, out)  # its default: 128 KB blocks, the smallest cluster that fits
-    if clusters and n <= v7_capacity(x2d.dtype):
+    if clusters and n <= reach("v7", x2d.dtype):
         return rows_v7(x2d, out)
-    if n <= v4_capacity(x2d.dtype):
+    if n <= reach("v4", x2d.dtype):
         return rows_v6(x2d, out)
     return rows_v2(x2d, out)
+
+
+def configs(kind: str, dtype) -> tuple:
+    """The configurations of rung `kind` compiled for `dtype`."""
+    return {"v4": V4_CONFIGS, "v5": v5_configs(dtype), "v6": v6_configs(dtype), "v7": V7_CONFIGS,
+            "v8": V8_CONFIGS, "v9": V9_CONFIGS}[kind]
 
 
 KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7,
