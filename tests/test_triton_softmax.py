@@ -203,6 +203,19 @@ def test_split_combine_many_partials(interp):
         assert_softmax(T.triton_softmax(x, plan=plan), x, f"44 partials {mode}")
 
 
+@pytest.fixture
+def builds(monkeypatch):
+    """The plans `_build` makes launchers for, recorded while the test runs."""
+    plans = []
+    orig = T._build
+
+    def spy(plan, x2d, sms, env=()):
+        plans.append(plan)
+        return orig(plan, x2d, sms, env)
+    monkeypatch.setattr(T, "_build", spy)
+    return plans
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_float32_accumulation(interp, path):
     # 1024 values near 0: the sum of exp is ~1024, where bfloat16 steps by 8, so a sum kept in
@@ -212,7 +225,7 @@ def test_float32_accumulation(interp, path):
     assert_softmax(run(path, x), x, f"{path} long bfloat16 rows")
 
 
-def test_looped_grid_capped_by_l2_budget(interp, monkeypatch):
+def test_looped_grid_capped_by_l2_budget(interp, builds):
     # l2_mb caps the programs in flight: rows of 300 float32 (1200 bytes) under a 1 MB cap fit
     # many; a tiny cap (patched row bytes) leaves one program striding over every row.
     x = randn((5, 300), torch.float32, seed=81)
@@ -221,16 +234,10 @@ def test_looped_grid_capped_by_l2_budget(interp, monkeypatch):
     for l2_mb in (1, 0):
         plan = T.Plan("looped", seg=64, per_sm=1, l2_mb=l2_mb)
         assert_softmax(T.triton_softmax(x, plan=plan), x, f"looped l2_mb={l2_mb}")
-    calls = []
-    orig = T._build
-
-    def spy(plan, x2d, sms, env=()):
-        calls.append(plan)
-        return orig(plan, x2d, sms, env)
-    monkeypatch.setattr(T, "_build", spy)
+    builds.clear()
     xb = randn((3, 40), torch.bfloat16, seed=82)
     assert_softmax(T.triton_softmax(xb, plan=T.Plan("looped", seg=16, per_sm=1, l2_mb=1)), xb)
-    assert calls and calls[0].path == "looped"
+    assert builds and builds[0].path == "looped"
 
 
 def test_fused_split_cannot_wait_in_interpreter_and_says_so_with_nan(interp):
@@ -273,26 +280,20 @@ def test_dispatch_thresholds():
                     assert c.num_warps in (4, 8, 16, 32)
 
 
-def test_launchers_are_cached_per_shape_stride_and_alignment(interp, monkeypatch):
+def test_launchers_are_cached_per_shape_stride_and_alignment(interp, builds):
     # A second call with the same (shape, stride, alignment, plan) builds nothing; another
     # stride or a misaligned start builds its own launcher; results stay right throughout.
-    built = []
-    orig = T._build
-
-    def spy(plan, x2d, sms, env=()):
-        built.append(plan)
-        return orig(plan, x2d, sms, env)
-    monkeypatch.setattr(T, "_build", spy)
     T.clear_launch_cache()
+    builds.clear()
     base = randn((6, 101), torch.float32, seed=91)
     for x in (base[:, :100], base[:, :100], base[:, 1:], base[:, 1:], base[:, :100].clone()):
         assert_softmax(T.triton_softmax(x), x, "cached launcher")
         assert_softmax(T.triton_softmax_naive(x), x, "cached naive launcher")
-    assert len(built) == 6  # (strided aligned, strided misaligned, contiguous) x (triton, naive)
+    assert len(builds) == 6  # (strided aligned, strided misaligned, contiguous) x (triton, naive)
     plan = PLANS["split"]
     for _ in range(2):
         assert_softmax(T.triton_softmax(base, plan=plan), base, "cached split")
-    assert len(built) == 7
+    assert len(builds) == 7
     # The split's workspace is kept per stream (here: none) and reused.
     (launcher,) = [v for k, v in T._LAUNCHERS.items() if k[-1] == plan]
     assert list(launcher.bound) == [None]
