@@ -18,7 +18,8 @@ RUNGS = {"softmax_v0_naive.cu": "cuda-naive", "softmax_v1_block_smem.cu": "cuda-
          "softmax_v2_online_shuffle.cu": "cuda-v2", "softmax_v3_registers_vec16.cu": "cuda-v3",
          "softmax_v4_shape_specialised.cu": "cuda-v4", "softmax_v5_cluster.cu": "cuda-v5",
          "softmax_v6_lean.cu": "cuda-v6", "softmax_v7_cluster_lean.cu": "cuda-v7",
-         "softmax_v8_pipelined.cu": "cuda-v8", "softmax_v9_cluster_smem.cu": "cuda-v9"}
+         "softmax_v8_pipelined.cu": "cuda-v8", "softmax_v9_cluster_smem.cu": "cuda-v9",
+         "softmax_v10_cluster_push.cu": "cuda-v10"}
 LONG_ROWS = 32768  # the cluster rungs also state their figures on rows this long and longer
 MARK = "// Measured (H200"
 
@@ -35,7 +36,7 @@ def header(data: dict, impl: str) -> list[str]:
              f"{data['copy_gbps']:.0f} GB/s),",
              "// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): "
              + "; ".join(parts) + "."]
-    if impl in ("cuda-v5", "cuda-v7", "cuda-v8", "cuda-v9"):
+    if impl in ("cuda-v5", "cuda-v7", "cuda-v8", "cuda-v9", "cuda-v10"):
         lines.append(f"// Rows of {LONG_ROWS} to 262144, % of copy: " + "; ".join(long_parts) + ".")
     return lines
 

@@ -2,8 +2,8 @@
 
 Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small] [--only NAME...]
 (--small: short rows only, for racecheck, which is slow on long ones; --only: the runs of the
-named implementations and launchers, e.g. --only cuda-v9 rows_v9.) Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
-configuration once (v4 .. v9); exits non-zero on a wrong result.
+named implementations and launchers, e.g. --only cuda-v10 rows_v10.) Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
+configuration once (v4 .. v10); exits non-zero on a wrong result.
 """
 
 import sys
@@ -31,7 +31,7 @@ def main() -> int:
                                                                  ((3, 257), True))]
         runs += [(f"rows_{kind}{c}", forced(ci.KINDS[kind], c),
                   (3, min(100, ci.capacity(kind, c, torch.float32))), False)
-                 for kind in ("v4", "v5", "v6", "v7", "v8", "v9")
+                 for kind in ("v4", "v5", "v6", "v7", "v8", "v9", "v10")
                  for c in ci.configs(kind, torch.float32)]
         return check(runs)
     runs = []
@@ -42,7 +42,7 @@ def main() -> int:
             runs.append((name, fn, (3, 257), True))
     # every configuration on a row it holds (nearly) full: (rows, values short of full)
     for kind, (m, short) in {"v4": (3, 1), "v5": (2, 0), "v6": (3, 1), "v7": (2, 0), "v8": (3, 4),
-                             "v9": (2, 3)}.items():
+                             "v9": (2, 3), "v10": (2, 3)}.items():
         for cfg in ci.configs(kind, torch.float32):  # float32's list holds every configuration
             n = ci.capacity(kind, cfg, torch.float32) - short
             runs.append((f"rows_{kind}{cfg}", forced(ci.KINDS[kind], cfg), (m, n), False))

@@ -1,9 +1,11 @@
-"""Time v3 and every v4 .. v9 configuration that fits each benchmark shape; write the best per shape.
+"""Time v3 and every v4 .. v10 configuration that fits each benchmark shape; write the best per shape.
 
 Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
 becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
        python3 scripts/tune_softmax.py OUT.json --min-n N --rest-from OLD.json   times only the
 shapes with rows of N or more; the others are copied from OLD.json, each marked with its run.
+       ... --kinds v6 v9 v10   times only those rungs (the JSON records which); v3 is timed
+when it is among them.
        python3 scripts/tune_softmax.py --from RUN.json BEST.json   rebuilds BEST.json from a
 recorded run (no GPU).
 """
@@ -22,7 +24,8 @@ from phase24.softmax import cuda_impls as ci
 DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
-def main(out_path: str, min_n: int = 0, rest_from: str | None = None) -> None:
+def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
+         only: list[str] | None = None) -> None:
     copy = copy_gbps()
     table = []
     rest = {}
@@ -39,15 +42,18 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None) -> None:
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
             out = torch.empty_like(x)
             room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
-            limit = {"v4": 2 * n, "v5": 2 * n, "v6": 2 * n, "v7": room, "v8": room, "v9": room}
-            kinds = ("v4", "v5", "v6") + (("v7", "v8", "v9") if ci.has_clusters() else ())
+            limit = {"v4": 2 * n, "v5": 2 * n, "v6": 2 * n, "v7": room, "v8": room, "v9": room,
+                     "v10": room}
+            kinds = [k for k in ("v4", "v5", "v6") + (("v7", "v8", "v9", "v10") if ci.has_clusters() else ())
+                     if only is None or k in only]
             cands = [(kind, c) for kind in kinds for c in ci.configs(kind, dtype)
                      if n <= ci.capacity(kind, c, dtype) <= limit[kind]
                      or (n < vw and c == (1, 1))]  # rows shorter than a slot: v4/v6's smallest
-            if n <= 256 * ci.V3_KS[-1] * vw:  # v3 has no choice to make, but it can still win
+            if n <= 256 * ci.V3_KS[-1] * vw and (only is None or "v3" in only):  # v3 can still win
                 cands.append(("v3", None))
             rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5,
-                    "v6": ci.rows_v6, "v7": ci.rows_v7, "v8": ci.rows_v8, "v9": ci.rows_v9}
+                    "v6": ci.rows_v6, "v7": ci.rows_v7, "v8": ci.rows_v8, "v9": ci.rows_v9,
+                    "v10": ci.rows_v10}
             timings = []
             for kind, cfg in cands:
                 try:
@@ -70,6 +76,7 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None) -> None:
                "versions": bench.versions(), "commit": bench.git_commit(),
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "timing": "harness/bench.py time_us, warm-up 5 ms, ~25 ms of repetitions",
+               "kinds_timed": only or "all",
                "shapes": table}, open(out_path, "w"), indent=1)
     write_best(table, torch.cuda.get_device_name(), out_path.replace(".json", "_best.json"),
                "scripts/tune_softmax.py")
@@ -92,5 +99,9 @@ if __name__ == "__main__":
                    f"scripts/tune_softmax.py --from {sys.argv[2]}")
     else:
         args = sys.argv[1:]
+        kinds = None
+        if "--kinds" in args:  # the rest of the command line
+            kinds = args[args.index("--kinds") + 1:]
+            args = args[:args.index("--kinds")]
         opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1, 2)}
-        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"))
+        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds)

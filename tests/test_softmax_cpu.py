@@ -12,7 +12,7 @@ from phase24.softmax.cuda_impls import reach, v4_choose, V4_CONFIGS
 
 def test_registry_names():
     for name in ("torch", "cuda-naive", "cuda-v1", "cuda-v2", "cuda-v3", "cuda-v4", "cuda-v5",
-                 "cuda-v6", "cuda-v7", "cuda-v8", "cuda-v9", "cuda", "triton-naive", "triton"):
+                 "cuda-v6", "cuda-v7", "cuda-v8", "cuda-v9", "cuda-v10", "cuda", "triton-naive", "triton"):
         assert name in IMPLEMENTATIONS, name
 
 

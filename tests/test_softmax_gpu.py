@@ -54,7 +54,8 @@ def _forced(rows, config):
 GROUP_RUNGS = {"v4": (ci.rows_v4, 3, ci.V4_CONFIGS),
                "v6": (ci.rows_v6, 5, ci.V6_CONFIGS + ci.V6_CONFIGS_F32)}
 CLUSTER_RUNGS = {"v5": (ci.rows_v5, 4, ci.V5_CONFIGS + ci.V5_CONFIGS_F32),
-                 "v7": (ci.rows_v7, 6, ci.V7_CONFIGS), "v9": (ci.rows_v9, 9, ci.V9_CONFIGS)}
+                 "v7": (ci.rows_v7, 6, ci.V7_CONFIGS), "v9": (ci.rows_v9, 9, ci.V9_CONFIGS),
+                 "v10": (ci.rows_v10, 10, ci.V10_CONFIGS)}
 FP32_ONLY = {("v5", c) for c in ci.V5_CONFIGS_F32} | {("v6", c) for c in ci.V6_CONFIGS_F32}
 
 

@@ -74,7 +74,10 @@ def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100) -> float:
     for ~150 us (torch.cuda._sleep), so the CPU has queued the call before the start event
     fires: the time is the GPU's, without Python's launch overhead (~10-60 us a call here,
     more for two launches, which would otherwise dominate rows of a few hundred KB). CUDA
-    events bracket each call.
+    events bracket each call. The flush writes, as triton.testing.do_bench's does, so the
+    timed call also pays for writing back the dirty lines it evicts (L2 holds ~50 MB): small
+    against a 1 GB shape, a large share of a 64 MB one. `run_bench` therefore also times a copy
+    of each shape's bytes, the ceiling at that size under the same timing.
     """
     global _flush
     if _flush is None:
@@ -180,6 +183,7 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
 
     copy = copy_gbps()
     records: list[Record] = []
+    same_size: list[dict] = []  # a copy of each shape's bytes: the ceiling at that size
     failures: list[str] = []
     refused: list[str] = []
     names = ["torch"] + [n for n in impls if n != "torch"]
@@ -215,7 +219,11 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
                 del out
                 if progress:
                     progress.advance(task)
-            del x
+            dst = torch.empty_like(x)
+            us = time_us(lambda: dst.copy_(x))
+            same_size.append({"dtype": dtname, "M": m, "N": n, "us": round(us, 3), "pct_copy": round(
+                100 * bytes_moved(m, n, dtype) / us / 1e3 / copy, 1)})
+            del x, dst
             torch.cuda.empty_cache()
     info = gpu_info()
     return {
@@ -225,7 +233,8 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
         "timing": "median GPU time per call (CUDA events), L2 flushed and the GPU kept busy "
                   "before each call so Python launch overhead is excluded; warm-up 25 ms, "
                   "10-1000 repetitions over ~100 ms (harness/bench.py time_us)",
-        "copy_gbps": round(copy, 1), "failures": failures, "refused": refused,
+        "copy_gbps": round(copy, 1), "copy_same_size": same_size, "failures": failures,
+        "refused": refused,
         "records": [dataclasses.asdict(r) for r in records],
     }
 

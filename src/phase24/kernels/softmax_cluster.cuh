@@ -48,3 +48,49 @@ __device__ __forceinline__ void cluster_total_lean(MaxSum mine, MaxSum& slot, Ma
     }
 }
 // --8<-- [end:lean_total]
+
+// --8<-- [start:push]
+// The whole row's {max, sum} with partials pushed rather than pulled (v10). Each block keeps
+// one mbarrier, armed before the loads to expect CLUSTER partials of 8 bytes. After its own
+// reduction a block writes its partial into every block's `parts[rank]` with st.async, which
+// counts the bytes on the receiver's mbarrier; a block then waits until its own CLUSTER
+// partials have landed, and merges them locally. No block waits for the slowest one to reach
+// a barrier, nobody reads remote memory, and no barrier is needed before exiting: a block's
+// shared memory is written only before its own wait ends.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Call from every thread before the loads. The relaxed cluster arrive publishes the armed
+// mbarrier; cluster_total_push waits for the whole cluster's arrivals before writing remotely.
+template <int CLUSTER>
+__device__ __forceinline__ void cluster_push_arm(unsigned long long* bar) {
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                     ::"r"(shared_address(bar)), "r"(CLUSTER * 8) : "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+// `part` is this block's {max, sum} (in every thread); returns the row's, in every thread.
+template <int CLUSTER>
+__device__ __forceinline__ MaxSum cluster_total_push(MaxSum part, MaxSum* parts,
+                                                     unsigned long long* bar) {
+    const int t = threadIdx.x, rank = cg::this_cluster().block_rank();
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every mbarrier is armed
+    if (t < CLUSTER) {  // thread t sends to block t
+        unsigned dst, dst_bar;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"(shared_address(&parts[rank])), "r"(t));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst_bar) : "r"(shared_address(bar)), "r"(t));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+                     ::"r"(dst), "f"(part.m), "f"(part.s), "r"(dst_bar) : "memory");
+    }
+    asm volatile(
+        "{\n .reg .pred done;\n WAIT:\n"
+        " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], 0;\n"
+        " @!done bra WAIT;\n}" ::"r"(shared_address(bar)) : "memory");
+    return warp_merge_lean(t % 32 < CLUSTER ? parts[t % 32] : MaxSum{-CUDART_INF_F, 0.f});
+}
+// --8<-- [end:push]

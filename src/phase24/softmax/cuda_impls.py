@@ -62,6 +62,7 @@ SLOTS = {
     "v7": lambda threads, k, cluster: threads * k * cluster,
     "v8": lambda threads, cluster: threads * 4 * cluster,
     "v9": lambda threads, k, s, cluster: threads * (k + s) * cluster,
+    "v10": lambda threads, k, s, cluster: threads * (k + s) * cluster,
 }
 
 
@@ -300,19 +301,41 @@ V9_CONFIGS = tuple((t, k, s, c) for c in (1, 2, 4, 8, 16)
 
 
 def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
+    _rows_smem_cluster("v9", "softmax_v9_cluster_smem.cu", x2d, out, config)
+
+
+def _rows_smem_cluster(kind: str, source: str, x2d, out, config):
+    """v9 and v10: K register slots and S shared-memory slots per thread, a cluster per row."""
     m, n = x2d.shape
     tag = DTYPE_TAG[x2d.dtype]
-    config = config or tuned_config("v9", x2d)
-    if config is None:  # untuned: 128 KB blocks (two per SM) in the smallest cluster that fits
-        fits = [cfg for cfg in V9_CONFIGS
-                 if cfg[:3] == (512, 4, 12) and capacity("v9", cfg, x2d.dtype) >= n]
-        config = min(fits, key=lambda cfg: cfg[3]) if fits else None
+    config = config or tuned_config(kind, x2d)
+    if config is None:  # untuned: the default block in the smallest cluster that holds the
+        # row; rows longer than that: the configuration that holds the least beyond the row
+        fits = [cfg for cfg in configs(kind, x2d.dtype) if capacity(kind, cfg, x2d.dtype) >= n]
+        preferred = [cfg for cfg in fits if cfg[:3] == DEFAULT_BLOCK[kind]]
+        config = min(preferred or fits, key=lambda cfg: (capacity(kind, cfg, x2d.dtype), cfg[3]),
+                     default=None)
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
     t, k, s, c = config
-    _check_fits("v9", config, x2d)
-    kernel = _kernel("softmax_v9_cluster_smem.cu", f"softmax_v9_t{t}_k{k}_s{s}_c{c}_{tag}")
+    _check_fits(kind, config, x2d)
+    kernel = _kernel(source, f"softmax_{kind}_t{t}_k{k}_s{s}_c{c}_{tag}")
     _cluster_per_row(kernel, x2d, out, t, c, shared_bytes=_dynamic_shared(kernel, 16 * s * t))
+
+
+# ---- v10: v9 with the cluster's partials pushed into every block (Hopper) ------------------------
+
+# (THREADS, K, S, CLUSTER) compiled in softmax_v10_cluster_push.cu; S = 0 is v7's block.
+V10_CONFIGS = tuple((t, k, s, c) for c in (1, 2, 4, 8, 16)
+                    for t, k, s in ((256, 4, 0), (512, 4, 0), (1024, 4, 0), (512, 4, 4),
+                                    (1024, 4, 4), (256, 4, 12), (512, 4, 12)))
+# Untuned, each rung's block: v9's 128 KB (two per SM); v10's 512 x 4 slots in registers, the
+# tuner's most frequent choice.
+DEFAULT_BLOCK = {"v9": (512, 4, 12), "v10": (512, 4, 0)}
+
+
+def rows_v10(x2d, out, config: tuple[int, int, int, int] | None = None):
+    _rows_smem_cluster("v10", "softmax_v10_cluster_push.cu", x2d, out, config)
 
 
 def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:
@@ -366,14 +389,12 @@ def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters()
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
-    if hit and (hit[0] not in ("v5", "v7", "v8", "v9") or clusters):
+    if hit and (hit[0] not in ("v5", "v7", "v8", "v9", "v10") or clusters):
         return KINDS[hit[0]](x2d, out)
     if n <= reach("v4", x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v6(x2d, out)
-    if clusters and not _few(m) and n <= reach("v9", x2d.dtype):
-        return rows_v9(x2d, out)  # its default: 128 KB blocks, the smallest cluster that fits
-    if clusters and n <= reach("v7", x2d.dtype):
-        return rows_v7(x2d, out)
+    if clusters and n <= reach("v10", x2d.dtype):
+        return rows_v10(x2d, out)  # its default block, the smallest cluster that holds the row
     if n <= reach("v4", x2d.dtype):
         return rows_v6(x2d, out)
     return rows_v2(x2d, out)
@@ -382,11 +403,11 @@ def rows_best(x2d, out):
 def configs(kind: str, dtype) -> tuple:
     """The configurations of rung `kind` compiled for `dtype`."""
     return {"v4": V4_CONFIGS, "v5": v5_configs(dtype), "v6": v6_configs(dtype), "v7": V7_CONFIGS,
-            "v8": V8_CONFIGS, "v9": V9_CONFIGS}[kind]
+            "v8": V8_CONFIGS, "v9": V9_CONFIGS, "v10": V10_CONFIGS}[kind]
 
 
 KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7,
-         "v8": rows_v8, "v9": rows_v9}
+         "v8": rows_v8, "v9": rows_v9, "v10": rows_v10}
 
 
 RUNGS = {
@@ -400,12 +421,13 @@ RUNGS = {
     "cuda-v7": rows_v7,
     "cuda-v8": rows_v8,
     "cuda-v9": rows_v9,
+    "cuda-v10": rows_v10,
     "cuda": rows_best,
 }
 
 # Kernel files that use Hopper-only features and are built for sm_90a alone.
 HOPPER_ONLY = {"softmax_v5_cluster.cu", "softmax_v7_cluster_lean.cu", "softmax_v8_pipelined.cu",
-               "softmax_v9_cluster_smem.cu"}
+               "softmax_v9_cluster_smem.cu", "softmax_v10_cluster_push.cu"}
 
 
 def _entry(name, rows):

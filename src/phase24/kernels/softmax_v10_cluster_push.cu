@@ -1,0 +1,83 @@
+// v10 (cuda-v10, Hopper only): v9 with the cluster's partials pushed, not pulled.
+//
+// Changed from v9: v7 and v9 combine the blocks' {max, sum} with a cluster barrier (every block
+// waits for the slowest to arrive), then reads of the other blocks' shared memory (remote, so
+// slow), then a second barrier before exiting (so nobody leaves while its partial may still be
+// read). Here each block writes its partial into every block of the cluster with st.async,
+// which also counts the bytes on the receiver's mbarrier; a block waits only until its own
+// CLUSTER partials have landed (cluster_total_push in softmax_cluster.cuh). Everything else is
+// v9's: K slots in registers, S in shared memory (S = 0 is v7's block), exponentials computed
+// twice.
+// Prediction: an exploration kernel (floats in registers, exponentials once) went from 77% to
+// 94% of copy on fp32 1024 x 262144 when only this reduction changed: the long rows, where a
+// cluster of 8 or 16 blocks waited on each other, should climb past 90%.
+#include "softmax_common.cuh"
+#include "softmax_cluster.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "softmax_v10_cluster_push.cu uses thread-block clusters: build it for sm_90a"
+#endif
+
+// --8<-- [start:kernel]
+template <typename T, int THREADS, int K, int S, int CLUSTER>
+__device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
+    constexpr int V = Vec16<T>::size;
+    extern __shared__ uint4 held[];            // S * THREADS slots: columns mid..end of the chunk
+    __shared__ MaxSum parts[CLUSTER];          // every block's partial, pushed here by its owner
+    __shared__ unsigned long long landed;      // mbarrier: counts the partials' bytes in
+    const int rank = CLUSTER > 1 ? (int)cg::this_cluster().block_rank() : 0, t = threadIdx.x;
+    const long long row = blockIdx.x / CLUSTER;
+    int begin, end;  // this block's columns of the row
+    cluster_columns<T, CLUSTER>(N, rank, begin, end);
+    const int mid = min(end, begin + K * THREADS * V);  // registers: begin..mid; shared: mid..end
+    const bool vec = rows_aligned16(x, y, N, x_stride);
+    const T* in = x + row * x_stride;
+    T* out = y + row * (long long)N;
+
+    if constexpr (CLUSTER > 1) cluster_push_arm<CLUSTER>(&landed);
+    if constexpr (S > 0) copy_slots_async<T, S, THREADS>(held, in, mid, end, vec);
+    uint4 r[K];
+    load_raw<T, K, THREADS>(in, begin, mid, t, vec, r);
+    float m = raw_max<T>(r);
+    if constexpr (S > 0) cp_async_wait_all();
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) m = fmaxf(m, raw_max<T>({shared_slot(&held[s * THREADS + t])}));
+    MaxSum mine;  // this warp's part of the chunk
+    mine.m = warp_max(m);
+    float sum = raw_exp_sum<T>(r, mine.m);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) sum += raw_exp_sum<T>({shared_slot(&held[s * THREADS + t])}, mine.m);
+    mine.s = warp_sum(sum);
+    MaxSum total = block_merge<THREADS / 32>(mine);  // this block's partial, in every thread
+    if constexpr (CLUSTER > 1) total = cluster_total_push<CLUSTER>(total, parts, &landed);
+    const float f = weight(mine.m, total.m) / total.s;
+    store_raw<T, K, THREADS>(out, begin, mid, t, vec, r, mine.m, f);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s)
+        store_raw<T, 1, THREADS>(out, mid + s * THREADS * V, end, t, vec, {shared_slot(&held[s * THREADS + t])},
+                                 mine.m, f);
+}
+// --8<-- [end:kernel]
+
+// Threads per SM that registers must allow: 2048 in fp32 with registers only (K = 4 slots, 32
+// registers in all), 1536 for 16-bit types, whose conversions need a few more, or with shared
+// slots (at 32 registers, fp32 (512, 4, 4) spilled); 1024 when S >= 12 fills shared memory anyway.
+constexpr int v10_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 && s == 0 ? 2048 : 1536; }
+#define V10_ONE(THREADS, K, S, CLUSTER, tag, T)                                                    \
+    extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)                                     \
+        __launch_bounds__(THREADS, v10_per_sm(sizeof(T), S) / THREADS)                             \
+            softmax_v10_t##THREADS##_k##K##_s##S##_c##CLUSTER##_##tag(const T* x, T* y, long long M,\
+                                                                      int N, long long s) {        \
+        push_softmax<T, THREADS, K, S, CLUSTER>(x, y, M, N, s);                                    \
+    }
+#define V10(THREADS, K, S, CLUSTER)                                                                \
+    V10_ONE(THREADS, K, S, CLUSTER, f32, float)                                                    \
+    V10_ONE(THREADS, K, S, CLUSTER, f16, __half) V10_ONE(THREADS, K, S, CLUSTER, bf16, __nv_bfloat16)
+#define V10_CLUSTERS(THREADS, K, S)                                                                \
+    V10(THREADS, K, S, 1) V10(THREADS, K, S, 2) V10(THREADS, K, S, 4) V10(THREADS, K, S, 8)       \
+        V10(THREADS, K, S, 16)
+
+// The (THREADS, K, S, CLUSTER) choices the launcher may make; a block holds THREADS x (K + S)
+// slots of 16 bytes, THREADS x S x 16 bytes of them in shared memory.
+V10_CLUSTERS(256, 4, 0) V10_CLUSTERS(512, 4, 0) V10_CLUSTERS(1024, 4, 0) V10_CLUSTERS(512, 4, 4)
+V10_CLUSTERS(1024, 4, 4) V10_CLUSTERS(256, 4, 12) V10_CLUSTERS(512, 4, 12)
