@@ -3,9 +3,12 @@
 # (optionally) tuning, the benchmark and the profiles. Logs and results go to OUTDIR.
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
-#   steps: doctor tests lab sanitize tune bench profile minigpt   (default: all but tune)
+#   steps: doctor tests lab sanitize sanitize-new tune bench profile minigpt
+#          (default: all but tune and sanitize-new, which is sanitize without the racecheck of
+#          the older rungs)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs.
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to tune_softmax.py.
+#   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
 # On the lent device pass $OUT itself as OUTDIR: each step writes its log there as it runs, so a
 # call that runs out of time still returns the logs of the steps it finished. Every step has
 # its own time limit (STEP_LIMITS below, seconds), so one slow step cannot eat the whole call.
@@ -24,7 +27,7 @@ summary=()
 
 declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [lab]=600 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
-                        [sanitize-racecheck-v9]=200
+                        [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
                         [sanitize-synccheck]=120 [tune]=300
                         [bench]=300 [profile]=300 [minigpt]=120)
 
@@ -61,7 +64,15 @@ for s in $steps; do
               step sanitize-racecheck-v6-v8 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
                   --small --only cuda-v6 cuda-v7 cuda-v8 cuda rows_v6 rows_v7 rows_v8
               step sanitize-racecheck-v9 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
-                  --small --only cuda-v9 rows_v9 ;;
+                  --small --only cuda-v9 rows_v9
+              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
+                  --small --only cuda-v10 rows_v10 ;;
+    sanitize-new) # memcheck and synccheck of the whole ladder, racecheck of the newest rung
+              san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
+              step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize_softmax.py
+              step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize_softmax.py
+              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
+                  --small --only cuda-v10 rows_v10 ;;
     tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json" ${TUNE_ARGS:-}
               cp "$out/tune_best.json" src/phase24/softmax/tuned_configs.json ;;  # bench uses it
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;

@@ -10,8 +10,8 @@
 // is needed. An SM holds twice the bytes: the same row on half the cluster, or twice the
 // blocks per SM.
 // Prediction: long rows (fp32 >= 128K, bf16 >= 32K) from v7's 79-88% of copy towards 90%.
-// Outcome (results/h200/tune.json and the bench, run of commit 6e5b20e, `cuda` choosing v9 on
-// every bulk row of 64K-256K fp32 and 32K-256K bf16): fp32 64K / 128K / 256K at 94.0 / 92.3 /
+// Outcome (results/h200/tune-6e5b20e.json and the bench, run of commit 6e5b20e, `cuda`
+// choosing v9 on every bulk row of 64K-256K fp32 and 32K-256K bf16): fp32 64K / 128K / 256K at 94.0 / 92.3 /
 // 87.9% of copy (v5/v7 before: 90.6 / 87.0 / 85.1%), bf16 32K-256K at 90.8 / 90.4 / 87.0 /
 // 82.8% (v7: 87.7 / 85.0 / 83.1 / 78.9%). The best blocks hold 64-128 KB, two or more per SM; a
 // 256 KB block alone on its SM won only on bf16 256K rows. No simple rule of threads against
