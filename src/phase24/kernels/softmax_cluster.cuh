@@ -51,7 +51,7 @@ __device__ __forceinline__ void cluster_total_lean(MaxSum mine, MaxSum& slot, Ma
 
 // --8<-- [start:push]
 // The whole row's {max, sum} with partials pushed rather than pulled (v10). Each block keeps
-// one mbarrier, armed before the loads to expect CLUSTER partials of 8 bytes. After its own
+// one mbarrier, set up before the loads, that expects CLUSTER partials of 8 bytes. After its own
 // reduction a block writes its partial into every block's `parts[rank]` with st.async, which
 // counts the bytes on the receiver's mbarrier; a block then waits until its own CLUSTER
 // partials have landed, and merges them locally. No block waits for the slowest one to reach
@@ -61,15 +61,12 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// Call from every thread before the loads. The relaxed cluster arrive publishes the armed
-// mbarrier; cluster_total_push waits for the whole cluster's arrivals before writing remotely.
-template <int CLUSTER>
+// Call from every thread before the loads: thread 0 initialises the mbarrier, and the relaxed
+// cluster arrive publishes it; cluster_total_push waits for the whole cluster's arrivals.
 __device__ __forceinline__ void cluster_push_arm(unsigned long long* bar) {
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)));
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-                     ::"r"(shared_address(bar)), "r"(CLUSTER * 8) : "memory");
     }
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 }
@@ -79,7 +76,11 @@ template <int CLUSTER>
 __device__ __forceinline__ MaxSum cluster_total_push(MaxSum part, MaxSum* parts,
                                                      unsigned long long* bar) {
     const int t = threadIdx.x, rank = cg::this_cluster().block_rank();
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every mbarrier is armed
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every mbarrier is initialised
+    if (t == 0)  // arm it: one arrival (this one) and CLUSTER partials of 8 bytes to come. A
+                 // partial may land first: the byte count may go below zero meanwhile.
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                     ::"r"(shared_address(bar)), "r"(CLUSTER * 8) : "memory");
     if (t < CLUSTER) {  // thread t sends to block t
         unsigned dst, dst_bar;
         asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"(shared_address(&parts[rank])), "r"(t));

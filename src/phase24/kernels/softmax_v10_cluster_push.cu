@@ -34,7 +34,7 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
     const T* in = x + row * x_stride;
     T* out = y + row * (long long)N;
 
-    if constexpr (CLUSTER > 1) cluster_push_arm<CLUSTER>(&landed);
+    if constexpr (CLUSTER > 1) cluster_push_arm(&landed);
     if constexpr (S > 0) copy_slots_async<T, S, THREADS>(held, in, mid, end, vec);
     uint4 r[K];
     load_raw<T, K, THREADS>(in, begin, mid, t, vec, r);
