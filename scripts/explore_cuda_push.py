@@ -1,0 +1,61 @@
+"""Exploration: time scripts/explore_cuda_push.cu's kernels against `cuda` on the long-row shapes.
+
+    python scripts/explore_cuda_push.py OUT.json [--shapes dtype:MxN ...]
+Each candidate is checked against torch.softmax (fp64) first; a wrong one is reported, not timed.
+"""
+import json, re, sys, time
+import torch
+from phase24.bridge.nvcc import compile_cu, arch_of_current_gpu
+from phase24.bridge.launch import load_kernel
+from phase24.softmax import cuda_impls as ci
+from phase24.harness.bench import time_us, copy_gbps
+
+SRC = "scripts/explore_cuda_push.cu"
+SHAPES = ["bfloat16:2048x131072", "bfloat16:1024x262144", "float32:1024x262144",
+          "float32:2048x131072", "bfloat16:4096x65536", "bfloat16:8192x32768",
+          "bfloat16:64x262144", "float32:64x262144", "bfloat16:8x131072", "float32:8x131072"]
+args = sys.argv[1:]
+out_path = args[0]
+shapes = args[args.index("--shapes") + 1:] if "--shapes" in args else SHAPES
+build = compile_cu(SRC, arch_of_current_gpu())
+names = sorted(build.kernels)
+copy = copy_gbps()
+print(f"copy {copy:.0f} GB/s", flush=True)
+results = {"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": []}
+pat = re.compile(r"x_t(\d+)_k(\d+)_c(\d+)_b(\d+)_p(\d)_(\w+)")
+for spec in shapes:
+    dt, mn = spec.split(":")
+    m, n = map(int, mn.split("x"))
+    dtype = getattr(torch, dt)
+    tag = ci.DTYPE_TAG[dtype]
+    x = torch.randn(m, n, device="cuda", dtype=dtype) * 3
+    ref = torch.softmax(x.double(), -1)
+    out = torch.empty_like(x)
+    nbytes = 2 * x.numel() * x.element_size()
+    row = {"dtype": dt, "M": m, "N": n, "runs": []}
+    def record(label, fn):
+        out.fill_(float("nan"))
+        fn()
+        torch.cuda.synchronize()
+        err = (out.double() - ref).abs().max().item()
+        tol = 1e-2 if dtype != torch.float32 else 1e-5
+        if not err <= tol * ref.abs().max().item() + 1e-6:
+            print(f"  {label}: WRONG max err {err:.3g}", flush=True)
+            row["runs"].append({"label": label, "wrong": err})
+            return
+        us = time_us(fn, warmup_ms=10, rep_ms=40)
+        pct = 100 * nbytes / us / 1e3 / copy
+        print(f"  {label:34s} {us:9.2f} us {pct:5.1f}%", flush=True)
+        row["runs"].append({"label": label, "us": us, "pct_copy": pct})
+    print(spec, flush=True)
+    record("cuda (tuned)", lambda: ci.rows_best(x, out))
+    for name in names:
+        t_, k, c, b, p, ntag = pat.match(name).groups()
+        t_, k, c = int(t_), int(k), int(c)
+        cap = t_ * k * c * (16 // x.element_size())
+        if ntag != tag or cap < n or cap >= 2 * n:
+            continue
+        kern = load_kernel(SRC, name)
+        record(name, lambda: ci._cluster_per_row(kern, x, out, t_, c))
+    results["shapes"].append(row)
+    json.dump(results, open(out_path, "w"), indent=1)
