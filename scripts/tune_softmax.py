@@ -31,8 +31,8 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
     rest = {}
     if rest_from:
         old = json.load(open(rest_from))
-        rest = {(e["dtype"], e["M"], e["N"]): {**e, "from": f"{rest_from} (commit {old.get('commit', '?')})"}
-                for e in old["shapes"]}
+        rest = {(e["dtype"], e["M"], e["N"]):  # an entry copied before keeps its own origin
+                {"from": f"{rest_from} (commit {old.get('commit', '?')})", **e} for e in old["shapes"]}
     for dtname, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
         vw = ci.vec_width(dtype)
         for m, n in standard_shapes():
