@@ -8,8 +8,8 @@
 // without thread-block clusters. exp(x) is computed as exp2(x * log2(e)).
 // Prediction: 4/3 of v1 on long rows (three row transfers, 2 reads + 1 write, instead of four).
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 625-2369 GB/s (median 1769); bf16 311-1460 GB/s (median 1057).
+// Measured (H200, results/h200/softmax.json, commit e965307, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 625-2367 GB/s (median 1768); bf16 311-1460 GB/s (median 1056).
 
 constexpr int V2_THREADS = 256;
 

@@ -13,8 +13,8 @@
 // 16-bit elements fit; longer rows go to v5 (Hopper) or v2.
 // Prediction: short rows climb from v3's level to the copy ceiling; long rows gain little.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit 6e5b20e, copy 4247 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1753-4234 GB/s (median 4116); bf16 1053-4028 GB/s (median 3838).
+// Measured (H200, results/h200/softmax.json, commit e965307, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1754-4231 GB/s (median 4111); bf16 1052-4040 GB/s (median 3836).
 
 // --8<-- [start:kernel]
 template <typename T, int GROUP, int K>
