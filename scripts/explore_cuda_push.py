@@ -23,7 +23,6 @@ copy = copy_gbps()
 print(f"copy {copy:.0f} GB/s", flush=True)
 results = {"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": []}
 pat = re.compile(r"x_t(\d+)_k(\d+)_c(\d+)_b(\d+)_p(\d)_(\w+)")
-ypat = re.compile(r"y_t(\d+)_k(\d+)_s(\d+)_c(\d+)_(\w+)")
 _clean = None
 
 
@@ -82,16 +81,6 @@ for spec in shapes:
         print(f"  same-size copy {t0:9.2f} us ({100 * nbytes / t0 / 1e3 / copy:5.1f}%)   clean flush {t1:8.2f} us ({100 * nbytes / t1 / 1e3 / copy:5.1f}%)", flush=True)
         row["copy_same_size"] = {"us": t0, "clean_us": t1}
     for name in names:
-        if name.startswith("y_"):
-            t_, k, sl, c, ntag = ypat.match(name).groups()
-            t_, k, sl, c = int(t_), int(k), int(sl), int(c)
-            cap = t_ * (k + sl) * c * (16 // x.element_size())
-            if ntag != tag or cap < n or cap >= 2 * n:
-                continue
-            kern = load_kernel(SRC, name)
-            sm = ci._dynamic_shared(kern, 16 * sl * t_) if sl else 0
-            record(name, lambda: ci._cluster_per_row(kern, x, out, t_, c, shared_bytes=sm), few)
-            continue
         t_, k, c, b, p, ntag = pat.match(name).groups()
         t_, k, c = int(t_), int(k), int(c)
         cap = t_ * k * c * (16 // x.element_size())
