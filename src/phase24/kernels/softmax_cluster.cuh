@@ -8,6 +8,11 @@
 
 namespace cg = cooperative_groups;
 
+// X(args..., CLUSTER) for each cluster size the launchers may pick (16 is "non-portable": the
+// launcher allows it on the kernel first).
+#define FOR_EACH_CLUSTER(X, ...) \
+    X(__VA_ARGS__, 1) X(__VA_ARGS__, 2) X(__VA_ARGS__, 4) X(__VA_ARGS__, 8) X(__VA_ARGS__, 16)
+
 // The columns [begin, end) of a row that block `rank` of a CLUSTER-block cluster holds: the row
 // cut into CLUSTER chunks of whole 16-byte slots (the last chunks may be short or empty).
 template <typename T, int CLUSTER>

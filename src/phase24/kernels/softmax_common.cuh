@@ -119,6 +119,10 @@ __device__ __forceinline__ MaxSum warp_merge(MaxSum v, int width = 32) {
     return v;
 }
 
+// X(args..., tag, T) for each element type: the instances a rung compiles (v7, v9, v10).
+#define FOR_EACH_DTYPE(X, ...) \
+    X(__VA_ARGS__, f32, float) X(__VA_ARGS__, f16, __half) X(__VA_ARGS__, bf16, __nv_bfloat16)
+
 // One kernel per dtype with C linkage, so Python finds it by a plain name: softmax_<tag>_<dtype>.
 #define SOFTMAX_EXPORT(tag, body_template)                                                        \
     extern "C" __global__ void softmax_##tag##_f32(const float* x, float* y, long long M, int N,   \
@@ -506,3 +510,39 @@ __device__ __forceinline__ void copy_slots_async(uint4* buf, const T* row, int b
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 // --8<-- [end:async]
+
+// --8<-- [start:split]
+// A block's chunk held in two parts (v9, v10): K slots a thread in registers r (columns
+// begin..mid, as load_raw lays them out) and S in shared memory (mid..end, copied there by
+// copy_slots_async into held[s * THREADS + t]). Each pass reads the shared slots back one at a
+// time (`#pragma unroll 1`), so the registers a thread needs do not grow with S.
+template <typename T, int K, int S, int THREADS>
+__device__ __forceinline__ float split_max(const uint4 (&r)[K], const uint4* held) {
+    float m = raw_max<T>(r);  // while the copies are still landing
+    if constexpr (S > 0) cp_async_wait_all();
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) m = fmaxf(m, raw_max<T>({shared_slot(&held[s * THREADS + threadIdx.x])}));
+    return m;
+}
+
+template <typename T, int K, int S, int THREADS>
+__device__ __forceinline__ float split_exp_sum(const uint4 (&r)[K], const uint4* held, float m) {
+    float sum = raw_exp_sum<T>(r, m);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) sum += raw_exp_sum<T>({shared_slot(&held[s * THREADS + threadIdx.x])}, m);
+    return sum;
+}
+
+template <typename T, int K, int S, int THREADS>
+__device__ __forceinline__ void split_store(T* row, int begin, int mid, int end, bool vec,
+                                            const uint4 (&r)[K], const uint4* held, float m,
+                                            float f) {
+    constexpr int V = Vec16<T>::size;
+    const int t = threadIdx.x;
+    store_raw<T, K, THREADS>(row, begin, mid, t, vec, r, m, f);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s)
+        store_raw<T, 1, THREADS>(row, mid + s * THREADS * V, end, t, vec,
+                                 {shared_slot(&held[s * THREADS + t])}, m, f);
+}
+// --8<-- [end:split]

@@ -61,11 +61,8 @@ constexpr int v7_min_blocks(int threads, int k) { return (k <= 4 ? 2048 : 1024) 
                                                               int N, long long s) {                \
         lean_cluster_softmax<T, THREADS, K, CLUSTER>(x, y, M, N, s);                               \
     }
-#define V7(THREADS, K, CLUSTER)                                                                    \
-    V7_ONE(THREADS, K, CLUSTER, f32, float)                                                        \
-    V7_ONE(THREADS, K, CLUSTER, f16, __half) V7_ONE(THREADS, K, CLUSTER, bf16, __nv_bfloat16)
-#define V7_CLUSTERS(THREADS, K) \
-    V7(THREADS, K, 1) V7(THREADS, K, 2) V7(THREADS, K, 4) V7(THREADS, K, 8) V7(THREADS, K, 16)
+#define V7(THREADS, K, CLUSTER) FOR_EACH_DTYPE(V7_ONE, THREADS, K, CLUSTER)
+#define V7_CLUSTERS(THREADS, K) FOR_EACH_CLUSTER(V7, THREADS, K)
 
 // The (THREADS, K, CLUSTER) triples the launcher may choose; a block holds THREADS x K x V values.
 V7_CLUSTERS(256, 4) V7_CLUSTERS(512, 4) V7_CLUSTERS(1024, 4) V7_CLUSTERS(512, 8) V7_CLUSTERS(1024, 8)

@@ -47,25 +47,14 @@ __device__ void smem_cluster_softmax(const T* x, T* y, long long M, int N, long 
     copy_slots_async<T, S, THREADS>(held, in, mid, end, vec);  // in flight with the loads below
     uint4 r[K];
     load_raw<T, K, THREADS>(in, begin, mid, t, vec, r);
-    float m = raw_max<T>(r);
-    cp_async_wait_all();
-#pragma unroll 1  // one slot at a time: registers stay few whatever S is
-    for (int s = 0; s < S; ++s) m = fmaxf(m, raw_max<T>({shared_slot(&held[s * THREADS + t])}));
     MaxSum mine;  // this warp's part of the chunk
-    mine.m = warp_max(m);
-    float sum = raw_exp_sum<T>(r, mine.m);
-#pragma unroll 1
-    for (int s = 0; s < S; ++s) sum += raw_exp_sum<T>({shared_slot(&held[s * THREADS + t])}, mine.m);
-    mine.s = warp_sum(sum);
+    mine.m = warp_max(split_max<T, K, S, THREADS>(r, held));
+    mine.s = warp_sum(split_exp_sum<T, K, S, THREADS>(r, held, mine.m));
     cluster_total_lean<THREADS, CLUSTER>(mine, slot, total);
     cluster_arrive();  // this block is done reading the others' shared memory
     __syncthreads();
-    const float f = weight(mine.m, total.m) / total.s;
-    store_raw<T, K, THREADS>(out, begin, mid, t, vec, r, mine.m, f);
-#pragma unroll 1
-    for (int s = 0; s < S; ++s)
-        store_raw<T, 1, THREADS>(out, mid + s * THREADS * V, end, t, vec, {shared_slot(&held[s * THREADS + t])},
-                                 mine.m, f);
+    split_store<T, K, S, THREADS>(out, begin, mid, end, vec, r, held, mine.m,
+                                  weight(mine.m, total.m) / total.s);
     cluster_wait();  // nobody exits while another block may still read its `slot`
 }
 // --8<-- [end:kernel]
@@ -81,12 +70,8 @@ constexpr int v9_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 ?
                                                                      int N, long long s) {         \
         smem_cluster_softmax<T, THREADS, K, S, CLUSTER>(x, y, M, N, s);                            \
     }
-#define V9(THREADS, K, S, CLUSTER)                                                                 \
-    V9_ONE(THREADS, K, S, CLUSTER, f32, float)                                                     \
-    V9_ONE(THREADS, K, S, CLUSTER, f16, __half) V9_ONE(THREADS, K, S, CLUSTER, bf16, __nv_bfloat16)
-#define V9_CLUSTERS(THREADS, K, S)                                                                 \
-    V9(THREADS, K, S, 1) V9(THREADS, K, S, 2) V9(THREADS, K, S, 4) V9(THREADS, K, S, 8)           \
-        V9(THREADS, K, S, 16)
+#define V9(THREADS, K, S, CLUSTER) FOR_EACH_DTYPE(V9_ONE, THREADS, K, S, CLUSTER)
+#define V9_CLUSTERS(THREADS, K, S) FOR_EACH_CLUSTER(V9, THREADS, K, S)
 
 // The (THREADS, K, S, CLUSTER) choices the launcher may make; a block holds THREADS x (K + S)
 // slots of 16 bytes, THREADS x S x 16 bytes of them in shared memory.
