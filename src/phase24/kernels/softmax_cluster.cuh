@@ -1,5 +1,5 @@
 // Thread-block clusters (Hopper, sm_90): what the rungs that give a row to a cluster share
-// (v5, v7, v8, v9). Include it after softmax_common.cuh, from files built for sm_90a only.
+// (v5, v7, v8, v9, v10). Include it after softmax_common.cuh, from files built for sm_90a only.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -62,10 +62,6 @@ __device__ __forceinline__ void cluster_total_lean(MaxSum mine, MaxSum& slot, Ma
 // partials have landed, and merges them locally. No block waits for the slowest one to reach
 // a barrier, nobody reads remote memory, and no barrier is needed before exiting: a block's
 // shared memory is written only before its own wait ends.
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
 // Call from every thread before the loads: thread 0 initialises the mbarrier, and the relaxed
 // cluster arrive publishes it; cluster_total_push waits for the whole cluster's arrivals.
 __device__ __forceinline__ void cluster_push_arm(unsigned long long* bar) {

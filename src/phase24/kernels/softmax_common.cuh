@@ -193,25 +193,6 @@ __device__ __forceinline__ void store_slots(T* row, int begin, int end, int t, b
     }
 }
 
-// Replace each held value by exp(x - m) for the thread's own maximum m, and return {m, sum}.
-template <int K, int V>
-__device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
-    float m = -CUDART_INF_F;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int i = 0; i < V; ++i) m = fmaxf(m, v[k][i]);
-    float s = 0.f;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            v[k][i] = m == -CUDART_INF_F ? 0.f : fast_exp2((v[k][i] - m) * LOG2E);
-            s += v[k][i];
-        }
-    return {m, s};
-}
-
 // Multiply every held value by f.
 template <int K, int V>
 __device__ __forceinline__ void scale(float (&v)[K][V], float f) {
@@ -219,12 +200,6 @@ __device__ __forceinline__ void scale(float (&v)[K][V], float f) {
     for (int k = 0; k < K; ++k)
 #pragma unroll
         for (int i = 0; i < V; ++i) v[k][i] *= f;
-}
-
-// Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row.
-template <int K, int V>
-__device__ __forceinline__ void rescale(float (&v)[K][V], float m_own, MaxSum row) {
-    scale(v, fast_exp2((m_own - row.m) * LOG2E) / row.s);
 }
 
 // --8<-- [start:group_merge]
@@ -301,6 +276,28 @@ __device__ __forceinline__ MaxSum block_merge(MaxSum w, int parity = 0) {
     return warp_merge_lean(lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f});
 }
 // --8<-- [end:lean]
+
+// v4 and v5: replace each held value by exp(x - m) for the thread's own maximum m (0 when m is
+// -inf), and return {m, sum}.
+template <int K, int V>
+__device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
+    const float m = held_max(v);
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            v[k][i] = m == -CUDART_INF_F ? 0.f : fast_exp2((v[k][i] - m) * LOG2E);
+            s += v[k][i];
+        }
+    return {m, s};
+}
+
+// Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row (v4, v5).
+template <int K, int V>
+__device__ __forceinline__ void rescale(float (&v)[K][V], float m_own, MaxSum row) {
+    scale(v, fast_exp2((m_own - row.m) * LOG2E) / row.s);
+}
 
 // --8<-- [start:raw]
 // Slots kept as they were loaded: 16 raw bytes, V values of T, converted to float where used.
@@ -457,12 +454,17 @@ __device__ __forceinline__ void store_raw(T* row, int begin, int end, int t, boo
 }
 // --8<-- [end:raw]
 
+// The 32-bit shared-memory address of p, as PTX instructions on shared memory take it.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
 // --8<-- [start:async]
 // Slots copied into shared memory by cp.async (sm_80+): global to shared without passing
-// through registers, so a block can hold more of a row than its registers can (v8, v9).
+// through registers, so a block can hold more of a row than its registers can (v8, v9, v10).
 __device__ __forceinline__ void cp_async16(uint4* dst, const void* src) {
-    unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(dst)), "l"(src)
+                 : "memory");
 }
 
 // Wait for this thread's own copies; a thread that reads only the slots it copied itself needs
@@ -475,9 +477,8 @@ __device__ __forceinline__ void cp_async_wait_all() {
 // again, instead of the compiler keeping the first pass's values alive in registers.
 __device__ __forceinline__ uint4 shared_slot(const uint4* p) {
     uint4 v;
-    unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a) : "memory");
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(shared_address(p)) : "memory");
     return v;
 }
 
