@@ -2,8 +2,9 @@
 
 Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small] [--only NAME...]
 (--small: short rows only, for racecheck, which is slow on long ones; --only: the runs of the
-named implementations and launchers, e.g. --only cuda-v10 rows_v10.) Covers each rung, each dtype, aligned and unaligned rows, short/long rows and every v4/v5
-configuration once (v4 .. v10); exits non-zero on a wrong result.
+named implementations and launchers, e.g. --only cuda-v10 rows_v10.) Covers each rung, each
+dtype, aligned and unaligned rows, short/long rows and every v4 .. v10 configuration once (in
+each dtype it is compiled for); exits non-zero on a wrong result.
 """
 
 import sys
@@ -16,43 +17,42 @@ from phase24.softmax import cuda_impls as ci
 from phase24.softmax.args import check_input, run_rows
 
 
-def forced(rows, config):
+DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def forced(kind, config, shape):
+    """A run of rung `kind` with `config` forced, for the dtypes it is compiled for."""
     def fn(x):
         check_input(x, "forced")
-        return run_rows(lambda a, b: rows(a, b, config=config), x)
-    return fn
+        return run_rows(lambda a, b: ci.KINDS[kind](a, b, config=config), x)
+    return (f"rows_{kind}{config}", fn, shape, False,
+            [d for d in DTYPES if config in ci.configs(kind, d)])
 
 
 def main() -> int:
     torch.manual_seed(0)
     if "--small" in sys.argv:  # racecheck is slow: every rung and configuration on short rows
-        runs = [(name, fn, shape, sliced) for name, fn in IMPLEMENTATIONS.items()
+        runs = [(name, fn, shape, sliced, DTYPES) for name, fn in IMPLEMENTATIONS.items()
                 if name.startswith("cuda") for shape, sliced in (((3, 1), False), ((5, 130), False),
                                                                  ((3, 257), True))]
-        runs += [(f"rows_{kind}{c}", forced(ci.KINDS[kind], c),
-                  (3, min(100, ci.capacity(kind, c, torch.float32))), False)
-                 for kind in ("v4", "v5", "v6", "v7", "v8", "v9", "v10")
-                 for c in ci.configs(kind, torch.float32)]
+        runs += [forced(kind, c, (3, min(100, ci.capacity(kind, c, torch.float32))))
+                 for kind in ci.SLOTS for c in ci.configs(kind, torch.float32)]
         return check(runs)
     runs = []
     for name, fn in IMPLEMENTATIONS.items():
         if name.startswith("cuda"):
             for shape in ((3, 1), (5, 130), (4, 1000), (2, 5000), (2, 40000)):
-                runs.append((name, fn, shape, False))
-            runs.append((name, fn, (3, 257), True))
+                runs.append((name, fn, shape, False, DTYPES))
+            runs.append((name, fn, (3, 257), True, DTYPES))
     # every configuration on a row it holds (nearly) full: (rows, values short of full)
     for kind, (m, short) in {"v4": (3, 1), "v5": (2, 0), "v6": (3, 1), "v7": (2, 0), "v8": (3, 4),
                              "v9": (2, 3), "v10": (2, 3)}.items():
         for cfg in ci.configs(kind, torch.float32):  # float32's list holds every configuration
             n = ci.capacity(kind, cfg, torch.float32) - short
-            runs.append((f"rows_{kind}{cfg}", forced(ci.KINDS[kind], cfg), (m, n), False))
+            runs.append(forced(kind, cfg, (m, n)))
     for cfg in ci.V8_CONFIGS:  # more rows than clusters: the prefetch loop runs
-        runs.append((f"rows_v8{cfg}", forced(ci.rows_v8, cfg), (2500, 40), False))
+        runs.append(forced("v8", cfg, (2500, 40)))
     return check(runs)
-
-
-FP32_ONLY = {f"rows_{kind}{c}" for kind, cs in (("v5", ci.V5_CONFIGS_F32), ("v6", ci.V6_CONFIGS_F32))
-             for c in cs}
 
 
 def check(runs) -> int:
@@ -60,10 +60,8 @@ def check(runs) -> int:
         names = sys.argv[sys.argv.index("--only") + 1:]
         runs = [r for r in runs if any(r[0] == k or r[0].startswith(k + "(") for k in names)]
     bad = 0
-    for name, fn, (m, n), sliced in runs:
-        for dtype in (torch.float32, torch.bfloat16, torch.float16):
-            if name in FP32_ONLY and dtype != torch.float32:
-                continue
+    for name, fn, (m, n), sliced, dtypes in runs:
+        for dtype in dtypes:
             x = torch.randn(m, n + sliced, device="cuda").mul(3).to(dtype)
             x = x[:, 1:] if sliced else x
             why = compare(fn(x), softmax_reference(x), dtype)[3]

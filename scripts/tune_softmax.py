@@ -42,18 +42,14 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
             out = torch.empty_like(x)
             room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
-            limit = {"v4": 2 * n, "v5": 2 * n, "v6": 2 * n, "v7": room, "v8": room, "v9": room,
-                     "v10": room}
-            kinds = [k for k in ("v4", "v5", "v6") + (("v7", "v8", "v9", "v10") if ci.has_clusters() else ())
-                     if only is None or k in only]
+            kinds = [k for k in ci.SLOTS  # the tunable rungs; those needing clusters on Hopper only
+                     if (ci.has_clusters() or k not in ci.CLUSTER_KINDS) and (only is None or k in only)]
             cands = [(kind, c) for kind in kinds for c in ci.configs(kind, dtype)
-                     if n <= ci.capacity(kind, c, dtype) <= limit[kind]
+                     if n <= ci.capacity(kind, c, dtype) <= (2 * n if kind in ("v4", "v5", "v6") else room)
                      or (n < vw and c == (1, 1))]  # rows shorter than a slot: v4/v6's smallest
             if n <= 256 * ci.V3_KS[-1] * vw and (only is None or "v3" in only):  # v3 can still win
                 cands.append(("v3", None))
-            rows = {"v3": lambda a, b, config: ci.rows_v3(a, b), "v4": ci.rows_v4, "v5": ci.rows_v5,
-                    "v6": ci.rows_v6, "v7": ci.rows_v7, "v8": ci.rows_v8, "v9": ci.rows_v9,
-                    "v10": ci.rows_v10}
+            rows = {**ci.KINDS, "v3": lambda a, b, config: ci.rows_v3(a, b)}  # v3 has no choice
             timings = []
             for kind, cfg in cands:
                 try:

@@ -114,9 +114,11 @@ class Kernel:
             raise LaunchError(f"could not set {name}={value} on {self.name}: {err}")
         self._attributes[name] = value
 
-    def allow_non_portable_clusters(self) -> None:
-        """Let this kernel run in clusters of more than 8 blocks (Hopper takes up to 16)."""
-        self.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+    def allow_cluster(self, cluster: int) -> None:
+        """Let this kernel run in clusters of `cluster` blocks: beyond 8 (a "non-portable" size,
+        Hopper takes up to 16) the kernel must allow it first."""
+        if cluster > 8:
+            self.set_attribute("NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
 
     def max_active_clusters(self, block: int, cluster: int, shared_bytes: int = 0) -> int:
         """How many clusters of this kernel the GPU runs at once (the driver's occupancy query);

@@ -77,7 +77,10 @@ def reach(kind: str, dtype) -> int:
 
 
 def _check_fits(kind: str, config, x2d) -> None:
-    """A configuration forced by a caller must hold the row; else say so (never garbage)."""
+    """A configuration forced by a caller must be compiled for the dtype and hold the row; else
+    say so (never garbage)."""
+    if tuple(config) not in configs(kind, x2d.dtype):
+        raise ValueError(f"{kind}: configuration {config} is not compiled for {x2d.dtype}")
     n, cap = x2d.shape[1], capacity(kind, config, x2d.dtype)
     if cap < n:
         raise ValueError(f"{kind}: configuration {config} holds rows of at most {cap} "
@@ -186,11 +189,9 @@ def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
 
 def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, shared_bytes: int = 0):
     """Launch a kernel that gives each row one cluster of `cluster` blocks; the grid counts
-    blocks, so more than MAX_GRID // cluster rows take several launches. Clusters of more than
-    8 blocks are allowed on the kernel first."""
+    blocks, so more than MAX_GRID // cluster rows take several launches."""
     m, n = x2d.shape
-    if cluster > 8:
-        kernel.allow_non_portable_clusters()
+    kernel.allow_cluster(cluster)
     rows_per_launch = MAX_GRID // cluster
     for start in range(0, m, rows_per_launch):
         stop = min(m, start + rows_per_launch)
@@ -215,8 +216,6 @@ def rows_v6(x2d, out, config: tuple[int, int] | None = None):
     config = config or tuned_config("v6", x2d) or v4_choose(n, x2d.dtype)
     if config is None:
         return rows_v2(x2d, out)
-    if config not in v6_configs(x2d.dtype):
-        raise ValueError(f"v6: configuration {config} is not compiled for {x2d.dtype}")
     group, k = config
     _check_fits("v6", config, x2d)
     block = group if group > 32 else 128
@@ -284,8 +283,7 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     name = f"softmax_v8_t{t}_c{c}_{tag}"
     kernel = _kernel("softmax_v8_pipelined.cu", name)
     smem = _dynamic_shared(kernel, 64 * t)  # the next row's slots
-    if c > 8:
-        kernel.allow_non_portable_clusters()
+    kernel.allow_cluster(c)
     clusters = min(m, _v8_grid_clusters(name, t, c))
     kernel.launch(clusters * c, t, ptr(x2d), ptr(out), np.int64(m), np.int32(n),
                   np.int64(x2d.stride(0)), shared_bytes=smem)
@@ -389,7 +387,7 @@ def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters()
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
-    if hit and (hit[0] not in ("v5", "v7", "v8", "v9", "v10") or clusters):
+    if hit and (hit[0] not in CLUSTER_KINDS or clusters):
         return KINDS[hit[0]](x2d, out)
     if n <= reach("v4", x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
         return rows_v6(x2d, out)
@@ -408,6 +406,9 @@ def configs(kind: str, dtype) -> tuple:
 
 KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7,
          "v8": rows_v8, "v9": rows_v9, "v10": rows_v10}
+# The tunable rungs that give a row to a thread-block cluster: Hopper (sm_90) only; elsewhere
+# their launchers fall back to v2.
+CLUSTER_KINDS = ("v5", "v7", "v8", "v9", "v10")
 
 
 RUNGS = {
