@@ -3,9 +3,8 @@
 import pytest
 
 from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu, parse_ptxas_report
-from phase24.softmax.cuda_impls import (HOPPER_ONLY, V4_CONFIGS, V5_CONFIGS, V5_CONFIGS_F32,
-                                        V6_CONFIGS, V6_CONFIGS_F32, V7_CONFIGS, V8_CONFIGS,
-                                        V9_CONFIGS)
+from phase24.softmax.cuda_impls import (DTYPE_TAG, HOPPER_ONLY, SLOTS, V4_CONFIGS, V6_CONFIGS,
+                                        configs)
 
 SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
 TARGETS = [(s, a) for s in SOURCES for a in ("sm_80", "sm_89", "sm_90a")]
@@ -25,31 +24,28 @@ def test_compiles_without_spills(source, arch):
             assert k.registers * 1 <= 255
 
 
-# file: [(kernel name, dtype tags)] for every configuration its launcher may choose
+# rung: (file, the kernel name of a configuration without its dtype tag)
 LAUNCHER_NAMES = {
-    "softmax_v4_shape_specialised.cu": [(f"softmax_v4_g{g}_k{k}", ("f32", "f16", "bf16"))
-                                        for g, k in V4_CONFIGS],
-    "softmax_v5_cluster.cu": [(f"softmax_v5_t{t}_k{k}_c{c}", ("f32", "f16", "bf16"))
-                              for t, k, c in V5_CONFIGS]
-                             + [(f"softmax_v5_t{t}_k{k}_c{c}", ("f32",))
-                                for t, k, c in V5_CONFIGS_F32],
-    "softmax_v6_lean.cu": [(f"softmax_v6_g{g}_k{k}", ("f32", "f16", "bf16")) for g, k in V6_CONFIGS]
-                          + [(f"softmax_v6_g{g}_k{k}", ("f32",)) for g, k in V6_CONFIGS_F32],
-    "softmax_v7_cluster_lean.cu": [(f"softmax_v7_t{t}_k{k}_c{c}", ("f32", "f16", "bf16"))
-                                   for t, k, c in V7_CONFIGS],
-    "softmax_v8_pipelined.cu": [(f"softmax_v8_t{t}_c{c}", ("f32", "f16", "bf16"))
-                                for t, c in V8_CONFIGS],
-    "softmax_v9_cluster_smem.cu": [(f"softmax_v9_t{t}_k{k}_s{s}_c{c}", ("f32", "f16", "bf16"))
-                                   for t, k, s, c in V9_CONFIGS],
+    "v4": ("softmax_v4_shape_specialised.cu", lambda g, k: f"softmax_v4_g{g}_k{k}"),
+    "v5": ("softmax_v5_cluster.cu", lambda t, k, c: f"softmax_v5_t{t}_k{k}_c{c}"),
+    "v6": ("softmax_v6_lean.cu", lambda g, k: f"softmax_v6_g{g}_k{k}"),
+    "v7": ("softmax_v7_cluster_lean.cu", lambda t, k, c: f"softmax_v7_t{t}_k{k}_c{c}"),
+    "v8": ("softmax_v8_pipelined.cu", lambda t, c: f"softmax_v8_t{t}_c{c}"),
+    "v9": ("softmax_v9_cluster_smem.cu", lambda t, k, s, c: f"softmax_v9_t{t}_k{k}_s{s}_c{c}"),
+    "v10": ("softmax_v10_cluster_push.cu",
+            lambda t, k, s, c: f"softmax_v10_t{t}_k{k}_s{s}_c{c}"),
 }
 
 
-@pytest.mark.parametrize("source", list(LAUNCHER_NAMES))
-def test_every_configuration_the_launcher_names_exists(source):
+@pytest.mark.parametrize("rung", list(LAUNCHER_NAMES))
+def test_every_configuration_the_launcher_names_exists(rung):
+    """Every configuration the launcher may choose for a dtype is compiled for that dtype."""
+    source, stem = LAUNCHER_NAMES[rung]
     names = set(compile_cu(KERNELS_DIR / source, "sm_90a").kernels)
-    for stem, tags in LAUNCHER_NAMES[source]:
-        for tag in tags:
-            assert f"{stem}_{tag}" in names
+    assert set(LAUNCHER_NAMES) == set(SLOTS)  # every tunable rung is listed here
+    for dtype, tag in DTYPE_TAG.items():
+        for config in configs(rung, dtype):
+            assert f"{stem(*config)}_{tag}" in names
 
 
 def test_registers_fit_the_block():

@@ -49,42 +49,37 @@ def _forced(rows, config):
 
 
 # Every configuration a launcher may choose, forced, with the same cases per kind of rung:
-# rungs whose group of threads holds a row (v4, v6) and rungs whose cluster does (v5, v7).
-# rung: (launcher, seed, configurations)
-GROUP_RUNGS = {"v4": (ci.rows_v4, 3, ci.V4_CONFIGS),
-               "v6": (ci.rows_v6, 5, ci.V6_CONFIGS + ci.V6_CONFIGS_F32)}
-CLUSTER_RUNGS = {"v5": (ci.rows_v5, 4, ci.V5_CONFIGS + ci.V5_CONFIGS_F32),
-                 "v7": (ci.rows_v7, 6, ci.V7_CONFIGS), "v9": (ci.rows_v9, 9, ci.V9_CONFIGS),
-                 "v10": (ci.rows_v10, 10, ci.V10_CONFIGS)}
-FP32_ONLY = {("v5", c) for c in ci.V5_CONFIGS_F32} | {("v6", c) for c in ci.V6_CONFIGS_F32}
+# rungs whose group of threads holds a row (v4, v6) and rungs whose cluster does (v5, v7, v9,
+# v10; v8 below). rung: seed. float32's configuration list holds every configuration.
+GROUP_RUNGS = {"v4": 3, "v6": 5}
+CLUSTER_RUNGS = {"v5": 4, "v7": 6, "v9": 9, "v10": 10}
 
 
-def _check_configuration(rung, rows, seed, config, dtype, cases):
-    """Force `config` on each case; every output must pass the checker."""
+def _check_configuration(rung, seed, config, dtype, cases):
+    """Force `config` on each case (if it is compiled for dtype); every output must pass."""
+    if config not in ci.configs(rung, dtype):
+        pytest.skip(f"configuration not compiled for {dtype}")
     for case in cases:
-        v = check_case(f"{rung}{config}", _forced(rows, config), case, dtype, "cuda", seed=seed)
+        v = check_case(f"{rung}{config}", _forced(ci.KINDS[rung], config), case, dtype, "cuda",
+                       seed=seed)
         assert v.ok, f"{case.name}: {v.why}"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("rung,config", [(r, c) for r, (_, _, cs) in GROUP_RUNGS.items()
-                                         for c in cs], ids=str)
+@pytest.mark.parametrize("rung,config", [(r, c) for r in GROUP_RUNGS
+                                         for c in ci.configs(r, torch.float32)], ids=str)
 def test_every_group_configuration(rung, config, dtype):
-    if (rung, config) in FP32_ONLY and dtype != torch.float32:
-        pytest.skip("fp32-only configuration")
     full = ci.capacity(rung, config, dtype)
-    _check_configuration(rung, *GROUP_RUNGS[rung][:2], config, dtype,
+    _check_configuration(rung, GROUP_RUNGS[rung], config, dtype,
                          (plain(37, full), plain(37, max(1, full - 3)), unaligned(5, full)))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("rung,config", [(r, c) for r, (_, _, cs) in CLUSTER_RUNGS.items()
-                                         for c in cs], ids=str)
+@pytest.mark.parametrize("rung,config", [(r, c) for r in CLUSTER_RUNGS
+                                         for c in ci.configs(r, torch.float32)], ids=str)
 def test_every_cluster_configuration(rung, config, dtype):
-    if (rung, config) in FP32_ONLY and dtype != torch.float32:
-        pytest.skip("fp32-only configuration")
     full = ci.capacity(rung, config, dtype)
-    _check_configuration(rung, *CLUSTER_RUNGS[rung][:2], config, dtype,
+    _check_configuration(rung, CLUSTER_RUNGS[rung], config, dtype,
                          (plain(3, full), plain(2, full - 5), unaligned(2, full // 2 + 1),
                           plain(1, 1)))
 
@@ -96,7 +91,7 @@ def test_every_v8_configuration(config, dtype):
     full = ci.capacity("v8", config, dtype)
     grid = ci._v8_grid_clusters(f"softmax_v8_t{t}_c{c}_{ci.DTYPE_TAG[dtype]}", t, c)
     # more rows than clusters, so every cluster walks several rows and prefetches
-    _check_configuration("v8", ci.rows_v8, 8, config, dtype,
+    _check_configuration("v8", 8, config, dtype,
                          (plain(2 * grid + 3, min(full, 4096)), plain(3, full), plain(2, full - 5),
                           unaligned(2, full // 2 + 1), plain(1, 1)))
 
