@@ -380,6 +380,20 @@ __device__ __forceinline__ void load_raw(const T* row, int begin, int end, int t
     }
 }
 
+// f(x) for each held value x, converted to float one word at a time.
+template <typename T, int K, typename F>
+__device__ __forceinline__ void each_value(const uint4 (&r)[K], F f) {
+    float x[per_word<T>];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            unpack_word<T>(word(r[k], j), x);
+#pragma unroll
+            for (int i = 0; i < per_word<T>; ++i) f(x[i]);
+        }
+}
+
 // The largest held value.
 template <typename T, int K>
 __device__ __forceinline__ float raw_max(const uint4 (&r)[K]) {
@@ -395,15 +409,8 @@ __device__ __forceinline__ float raw_max(const uint4 (&r)[K]) {
             }
         return fmaxf(to_float(m2.x), to_float(m2.y));
     }
-    float m = -CUDART_INF_F, x[per_word<T>];
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            unpack_word<T>(word(r[k], j), x);
-#pragma unroll
-            for (int i = 0; i < per_word<T>; ++i) m = fmaxf(m, x[i]);
-        }
+    float m = -CUDART_INF_F;
+    each_value<T>(r, [&](float x) { m = fmaxf(m, x); });
     return m;
 }
 
@@ -411,15 +418,8 @@ __device__ __forceinline__ float raw_max(const uint4 (&r)[K]) {
 template <typename T, int K>
 __device__ __forceinline__ float raw_exp_sum(const uint4 (&r)[K], float m) {
     const float off = m == -CUDART_INF_F ? 0.f : m;
-    float s = 0.f, x[per_word<T>];
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            unpack_word<T>(word(r[k], j), x);
-#pragma unroll
-            for (int i = 0; i < per_word<T>; ++i) s += fast_exp2((x[i] - off) * LOG2E);
-        }
+    float s = 0.f;
+    each_value<T>(r, [&](float x) { s += fast_exp2((x - off) * LOG2E); });
     return s;
 }
 
