@@ -176,15 +176,22 @@ def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
 
 
 def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
+    _rows_cluster("v5", "softmax_v5_cluster.cu", v5_choose, x2d, out, config)
+
+
+def _rows_cluster(kind: str, source: str, choose, x2d, out, config):
+    """v5, v7, v9, v10: one cluster of config[-1] blocks of config[0] threads per row. `config`
+    is forced, else tuned, else choose(m, n, dtype); its kernel is
+    softmax_<kind>_t<THREADS>_k<K>[_s<S>]_c<CLUSTER>_<dtype>, S the shared-memory slots."""
     m, n = x2d.shape
-    tag = DTYPE_TAG[x2d.dtype]
-    config = config or tuned_config("v5", x2d) or v5_choose(m, n, x2d.dtype)
+    config = config or tuned_config(kind, x2d) or choose(m, n, x2d.dtype)
     if config is None or not has_clusters():
         return rows_v2(x2d, out)
-    t, k, c = config
-    _check_fits("v5", config, x2d)
-    _cluster_per_row(_kernel("softmax_v5_cluster.cu", f"softmax_v5_t{t}_k{k}_c{c}_{tag}"),
-                     x2d, out, t, c)
+    _check_fits(kind, config, x2d)
+    fields = "_".join(f"{f}{v}" for f, v in zip(("t", "k", "s"), config[:-1]))
+    kernel = _kernel(source, f"softmax_{kind}_{fields}_c{config[-1]}_{DTYPE_TAG[x2d.dtype]}")
+    shared = _dynamic_shared(kernel, 16 * config[2] * config[0]) if len(config) == 4 else 0
+    _cluster_per_row(kernel, x2d, out, config[0], config[-1], shared_bytes=shared)
 
 
 def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, shared_bytes: int = 0):
@@ -243,15 +250,7 @@ def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
 
 
 def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
-    m, n = x2d.shape
-    tag = DTYPE_TAG[x2d.dtype]
-    config = config or tuned_config("v7", x2d) or v7_choose(m, n, x2d.dtype)
-    if config is None or not has_clusters():
-        return rows_v2(x2d, out)
-    t, k, c = config
-    _check_fits("v7", config, x2d)
-    _cluster_per_row(_kernel("softmax_v7_cluster_lean.cu", f"softmax_v7_t{t}_k{k}_c{c}_{tag}"),
-                     x2d, out, t, c)
+    _rows_cluster("v7", "softmax_v7_cluster_lean.cu", v7_choose, x2d, out, config)
 
 
 # ---- v8: persistent clusters, the next row prefetched into shared memory (Hopper) ------------
@@ -299,26 +298,18 @@ V9_CONFIGS = tuple((t, k, s, c) for c in (1, 2, 4, 8, 16)
 
 
 def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
-    _rows_smem_cluster("v9", "softmax_v9_cluster_smem.cu", x2d, out, config)
+    _rows_cluster("v9", "softmax_v9_cluster_smem.cu", _smem_choose("v9"), x2d, out, config)
 
 
-def _rows_smem_cluster(kind: str, source: str, x2d, out, config):
-    """v9 and v10: K register slots and S shared-memory slots per thread, a cluster per row."""
-    m, n = x2d.shape
-    tag = DTYPE_TAG[x2d.dtype]
-    config = config or tuned_config(kind, x2d)
-    if config is None:  # untuned: the default block in the smallest cluster that holds the
-        # row; rows longer than that: the configuration that holds the least beyond the row
-        fits = [cfg for cfg in configs(kind, x2d.dtype) if capacity(kind, cfg, x2d.dtype) >= n]
+def _smem_choose(kind: str):
+    """v9 and v10 untuned: the rung's default block in the smallest cluster that holds the row;
+    rows longer than that: the configuration that holds the least beyond the row."""
+    def choose(m: int, n: int, dtype):
+        fits = [cfg for cfg in configs(kind, dtype) if capacity(kind, cfg, dtype) >= n]
         preferred = [cfg for cfg in fits if cfg[:3] == DEFAULT_BLOCK[kind]]
-        config = min(preferred or fits, key=lambda cfg: (capacity(kind, cfg, x2d.dtype), cfg[3]),
-                     default=None)
-    if config is None or not has_clusters():
-        return rows_v2(x2d, out)
-    t, k, s, c = config
-    _check_fits(kind, config, x2d)
-    kernel = _kernel(source, f"softmax_{kind}_t{t}_k{k}_s{s}_c{c}_{tag}")
-    _cluster_per_row(kernel, x2d, out, t, c, shared_bytes=_dynamic_shared(kernel, 16 * s * t))
+        return min(preferred or fits, key=lambda cfg: (capacity(kind, cfg, dtype), cfg[3]),
+                   default=None)
+    return choose
 
 
 # ---- v10: v9 with the cluster's partials pushed into every block (Hopper) ------------------------
@@ -333,7 +324,7 @@ DEFAULT_BLOCK = {"v9": (512, 4, 12), "v10": (512, 4, 0)}
 
 
 def rows_v10(x2d, out, config: tuple[int, int, int, int] | None = None):
-    _rows_smem_cluster("v10", "softmax_v10_cluster_push.cu", x2d, out, config)
+    _rows_cluster("v10", "softmax_v10_cluster_push.cu", _smem_choose("v10"), x2d, out, config)
 
 
 def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:
