@@ -360,40 +360,8 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_bits<__nv_bfloat16>(ui
     return __ushort_as_bfloat16((unsigned short)b);
 }
 
-// --8<-- [start:hint]
-// EXPLORATION: cache hints on the 16-byte global accesses. HINT 0: plain; 1: ld.global.cs;
-// 2: .L1::no_allocate and 3's policy; 3: .L2::cache_hint with an evict-first policy;
-// 4: as 2, and stores st.global.cs. cp.async takes the policy whenever HINT > 0.
-__device__ __forceinline__ uint64_t evict_first_policy() {
-    uint64_t p;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-    return p;
-}
-template <int HINT>
-__device__ __forceinline__ uint4 load_global16(const void* p) {
-    uint4 v;
-    if constexpr (HINT == 0) {
-        v = *reinterpret_cast<const uint4*>(p);
-    } else if constexpr (HINT == 1) {
-        v = __ldcs(reinterpret_cast<const uint4*>(p));
-    } else if constexpr (HINT == 2 || HINT == 4) {
-        asm("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(evict_first_policy()));
-    } else {
-        asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(evict_first_policy()));
-    }
-    return v;
-}
-template <int HINT>
-__device__ __forceinline__ void store_global16(void* p, uint4 v) {
-    if constexpr (HINT == 4) __stcs(reinterpret_cast<uint4*>(p), v);
-    else *reinterpret_cast<uint4*>(p) = v;
-}
-// --8<-- [end:hint]
-
 // Like load_slots, into raw slots; columns at or past `end` hold -inf.
-template <typename T, int K, int STRIDE, int HINT = 0>
+template <typename T, int K, int STRIDE>
 __device__ __forceinline__ void load_raw(const T* row, int begin, int end, int t, bool vec,
                                          uint4 (&r)[K]) {
     constexpr int V = Vec16<T>::size;
@@ -401,7 +369,7 @@ __device__ __forceinline__ void load_raw(const T* row, int begin, int end, int t
     for (int k = 0; k < K; ++k) {
         int col = begin + (k * STRIDE + t) * V;
         if (vec && col < end) {
-            r[k] = load_global16<HINT>(row + col);
+            r[k] = *reinterpret_cast<const uint4*>(row + col);
         } else {  // element by element, packed with shifts (no address taken: r stays in registers)
             uint32_t b[V];
 #pragma unroll
@@ -456,7 +424,7 @@ __device__ __forceinline__ float raw_exp_sum(const uint4 (&r)[K], float m) {
 }
 
 // Write exp(x - m) * f for the held values (the same columns load_raw read).
-template <typename T, int K, int STRIDE, int HINT = 0>
+template <typename T, int K, int STRIDE>
 __device__ __forceinline__ void store_raw(T* row, int begin, int end, int t, bool vec,
                                           const uint4 (&r)[K], float m, float f) {
     constexpr int V = Vec16<T>::size, W = per_word<T>;
@@ -474,7 +442,7 @@ __device__ __forceinline__ void store_raw(T* row, int begin, int end, int t, boo
             o[j] = pack_word<T>(x);
         }
         if (vec) {
-            if (col < end) store_global16<HINT>(row + col, make_uint4(o[0], o[1], o[2], o[3]));
+            if (col < end) *reinterpret_cast<uint4*>(row + col) = make_uint4(o[0], o[1], o[2], o[3]);
         } else {
 #pragma unroll
             for (int i = 0; i < V; ++i) {
@@ -494,14 +462,9 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 // --8<-- [start:async]
 // Slots copied into shared memory by cp.async (sm_80+): global to shared without passing
 // through registers, so a block can hold more of a row than its registers can (v8, v9, v10).
-template <int HINT = 0>
 __device__ __forceinline__ void cp_async16(uint4* dst, const void* src) {
-    if constexpr (HINT == 0)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(dst)), "l"(src)
-                     : "memory");
-    else
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
-                     ::"r"(shared_address(dst)), "l"(src), "l"(evict_first_policy()) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(dst)), "l"(src)
+                 : "memory");
 }
 
 // Wait for this thread's own copies; a thread that reads only the slots it copied itself needs
@@ -531,7 +494,7 @@ __device__ __noinline__ void copy_slot(uint4* dst, const T* row, int first, int 
 // Start copying this thread's K slots of `row` (columns begin..end, laid out as load_raw's)
 // into buf[k * THREADS + t]; rows that are not 16-byte aligned are copied element by element
 // (synchronously) instead. Columns at or past `end` hold -inf.
-template <typename T, int K, int THREADS, int HINT = 0>
+template <typename T, int K, int THREADS>
 __device__ __forceinline__ void copy_slots_async(uint4* buf, const T* row, int begin, int end,
                                                  bool vec) {
     constexpr int V = Vec16<T>::size;
@@ -540,7 +503,7 @@ __device__ __forceinline__ void copy_slots_async(uint4* buf, const T* row, int b
     for (int k = 0; k < K; ++k) {
         const int col = begin + (k * THREADS + t) * V;
         if (vec && col < end) {
-            cp_async16<HINT>(&buf[k * THREADS + t], row + col);
+            cp_async16(&buf[k * THREADS + t], row + col);
         } else {
             copy_slot<T, THREADS>(&buf[k * THREADS + t], row, col - t * V, end);
         }
@@ -571,16 +534,16 @@ __device__ __forceinline__ float split_exp_sum(const uint4 (&r)[K], const uint4*
     return sum;
 }
 
-template <typename T, int K, int S, int THREADS, int HINT = 0>
+template <typename T, int K, int S, int THREADS>
 __device__ __forceinline__ void split_store(T* row, int begin, int mid, int end, bool vec,
                                             const uint4 (&r)[K], const uint4* held, float m,
                                             float f) {
     constexpr int V = Vec16<T>::size;
     const int t = threadIdx.x;
-    store_raw<T, K, THREADS, HINT>(row, begin, mid, t, vec, r, m, f);
+    store_raw<T, K, THREADS>(row, begin, mid, t, vec, r, m, f);
 #pragma unroll 1
     for (int s = 0; s < S; ++s)
-        store_raw<T, 1, THREADS, HINT>(row, mid + s * THREADS * V, end, t, vec,
+        store_raw<T, 1, THREADS>(row, mid + s * THREADS * V, end, t, vec,
                                  {shared_slot(&held[s * THREADS + t])}, m, f);
 }
 // --8<-- [end:split]

@@ -30,7 +30,7 @@
 #endif
 
 // --8<-- [start:kernel]
-template <typename T, int THREADS, int K, int S, int CLUSTER, int HINT = 0>
+template <typename T, int THREADS, int K, int S, int CLUSTER>
 __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
     constexpr int V = Vec16<T>::size;
     extern __shared__ uint4 held[];            // S * THREADS slots: columns mid..end of the chunk
@@ -46,15 +46,15 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
     T* out = y + row * (long long)N;
 
     if constexpr (CLUSTER > 1) cluster_push_arm(&landed);
-    if constexpr (S > 0) copy_slots_async<T, S, THREADS, HINT>(held, in, mid, end, vec);
+    if constexpr (S > 0) copy_slots_async<T, S, THREADS>(held, in, mid, end, vec);
     uint4 r[K];
-    load_raw<T, K, THREADS, HINT>(in, begin, mid, t, vec, r);
+    load_raw<T, K, THREADS>(in, begin, mid, t, vec, r);
     MaxSum mine;  // this warp's part of the chunk
     mine.m = warp_max(split_max<T, K, S, THREADS>(r, held));
     mine.s = warp_sum(split_exp_sum<T, K, S, THREADS>(r, held, mine.m));
     MaxSum total = block_merge<THREADS / 32>(mine);  // this block's partial, in every thread
     if constexpr (CLUSTER > 1) total = cluster_total_push<CLUSTER>(total, parts, &landed);
-    split_store<T, K, S, THREADS, HINT>(out, begin, mid, end, vec, r, held, mine.m,
+    split_store<T, K, S, THREADS>(out, begin, mid, end, vec, r, held, mine.m,
                                   weight(mine.m, total.m) / total.s);
 }
 // --8<-- [end:kernel]
@@ -75,7 +75,5 @@ constexpr int v10_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 
 
 // The (THREADS, K, S, CLUSTER) choices the launcher may make; a block holds THREADS x (K + S)
 // slots of 16 bytes, THREADS x S x 16 bytes of them in shared memory.
-#ifndef V10_NO_KERNELS  // EXPLORATION
 V10_CLUSTERS(256, 4, 0) V10_CLUSTERS(512, 4, 0) V10_CLUSTERS(1024, 4, 0) V10_CLUSTERS(512, 4, 4)
 V10_CLUSTERS(1024, 4, 4) V10_CLUSTERS(256, 4, 12) V10_CLUSTERS(512, 4, 12)
-#endif
