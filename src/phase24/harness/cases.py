@@ -37,7 +37,7 @@ def transposed(m: int, n: int) -> Case:
 
 
 def with_specials(m: int, n: int) -> Case:
-    """Rows of -inf, rows with some -inf, a NaN, and values near the dtype's largest finite."""
+    """Rows of -inf, rows with some -inf, a NaN, a NaN among -inf, values near the largest finite."""
 
     def make(dt, dev, g):
         x = _randn((m, n), dt, dev, g)
@@ -47,6 +47,9 @@ def with_specials(m: int, n: int) -> Case:
         x[2, n // 2] = float("nan")          # one NaN: the whole row is NaN
         x[3] = _randn((n,), torch.float32, dev, g).clamp(-1, 1).to(dt) * big  # huge magnitudes
         x[4, 0] = big                        # one huge value dominates: ~[1, 0, 0, ...]
+        x[5] = float("-inf")                 # a NaN among -inf (and one finite value): NaN,
+        x[5, 0] = 0.0                        # even where a thread holds only the NaN and -inf
+        x[5, n // 2 + 1] = float("nan")
         return x
 
     return Case(f"{m}x{n} -inf/NaN/huge", make)

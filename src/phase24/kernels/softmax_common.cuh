@@ -277,20 +277,14 @@ __device__ __forceinline__ MaxSum block_merge(MaxSum w, int parity = 0) {
 }
 // --8<-- [end:lean]
 
-// v4 and v5: replace each held value by exp(x - m) for the thread's own maximum m (0 when m is
-// -inf), and return {m, sum}.
+// v4 and v5: replace each held value by exp(x - m) for the thread's own maximum m, and return
+// {m, sum}. A thread may hold nothing but -inf and NaN (fmaxf skips NaN, so m = -inf): the
+// offset is then 0, the -inf become 0 and the NaN stays NaN, so the row's sum, and with it the
+// whole row, is NaN, as in torch.
 template <int K, int V>
 __device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
     const float m = held_max(v);
-    float s = 0.f;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            v[k][i] = m == -CUDART_INF_F ? 0.f : fast_exp2((v[k][i] - m) * LOG2E);
-            s += v[k][i];
-        }
-    return {m, s};
+    return {m, exp_sum_in_place(v, m)};
 }
 
 // Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row (v4, v5).
