@@ -15,6 +15,9 @@
 // Measured (H200, results/h200/softmax.json, commit e965307, copy 4245 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 165-3714 GB/s (median 3013); bf16 66-2894 GB/s (median 2220).
 // Rows of 32768 to 262144, % of copy: fp32 68-88%; bf16 59-66%.
+// Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed);
+// re-measured in results/h200/softmax-c8e92cb.json (torch, v4, v5, cuda): fp32 166-3746 GB/s
+// (median 3010); bf16 66-2908 GB/s (median 2240); rows of 32768 to 262144: fp32 68-87%, bf16 60-66%.
 
 #include "softmax_common.cuh"
 #include "softmax_cluster.cuh"
