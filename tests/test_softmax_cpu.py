@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from phase24.harness.check import TOLERANCES, check_case, compare
-from phase24.harness.cases import plain, standard_cases
+from phase24.harness.cases import plain, standard_cases, with_specials
 from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError, softmax, softmax_reference
 from phase24.softmax.args import run_rows
 from phase24.softmax.cuda_impls import reach, v4_choose, V4_CONFIGS
@@ -103,6 +103,24 @@ def test_checker_runs_torch_on_cpu():
         for dtype in (torch.float32, torch.bfloat16):
             v = check_case("torch", IMPLEMENTATIONS["torch"], case, dtype, "cpu", seed=1)
             assert v.ok, v
+
+
+def test_specials_catch_a_nan_dropped_among_minus_inf():
+    # v4 and v5 before c8e92cb: a thread whose values were only -inf and one NaN had a max of
+    # -inf and wrote 0 for all of them, so the row came out finite. Emulated here: a NaN whose
+    # 8 neighbours on each side are all -inf counts as -inf.
+    def drops_lonely_nan(x):
+        x = x.clone()
+        for r, c in torch.isnan(x).nonzero().tolist():
+            around = torch.cat([x[r, max(0, c - 8):c], x[r, c + 1:c + 9]])
+            if bool((around == float("-inf")).all()):
+                x[r, c] = float("-inf")
+        return torch.softmax(x, -1)
+
+    case = with_specials(8, 512)
+    assert check_case("torch", IMPLEMENTATIONS["torch"], case, torch.float32, "cpu", seed=3).ok
+    v = check_case("drops", drops_lonely_nan, case, torch.float32, "cpu", seed=3)
+    assert not v.ok, v
 
 
 def test_checker_fails_a_wrong_implementation():
