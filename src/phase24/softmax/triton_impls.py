@@ -210,10 +210,10 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
     bn = _next_pow2(n)
     cands = [first]
     if first.path == "rows" and bn * elem <= SHORT_ROW_BYTES:
-        # Twice the warps on the same tile (8 values a thread), or a tile twice as large. On
-        # the H200 (exploration run of 2026-11-30, explore_triton_exchange.py --short) these
-        # took float32 rows of 256 and 512 from 96.6% to 98.6-98.8% of copy, and rows of 128
-        # to 98.4%, level with torch; the persistent grids lost (87-90%).
+        # Twice the warps on the same tile (8 values a thread), or a tile twice as large. With
+        # them, float32 rows of 128/256/512 went from 98.2/96.7/96.6% of copy (bench run of
+        # e965307) to 98.5/98.4/98.8% (run of 8d8cefb), level with torch; the persistent grids
+        # lost there (87-91%, results/h200/explore/triton-exchange-2026-11-30.log).
         cands += [_rows_plan(bn, ROWS_TILE, 8, 0, 1), _rows_plan(bn, 2 * ROWS_TILE, 16, 0, 1),
                   replace(first, per_sm=8, num_stages=3),      # persistent, pipelined
                   replace(first, per_sm=8)]                    # persistent
