@@ -53,6 +53,10 @@ PLANS = {
     "split-fused": T.Plan("split", seg=16, s_max=1, mode="fused"),       # tickets, wait, re-read
     "looped": T.Plan("looped", seg=16, per_sm=1),                        # grid < rows, chunks
     "looped-capped": T.Plan("looped", seg=32, per_sm=2, l2_mb=0, hints=False),
+    # One program in the interpreter: rows of <= 2 chunks wait successfully, longer ones give up
+    # and take the slow way after the loop (spin_limit polls).
+    "lagged": T.Plan("lagged", seg=64),
+    "lagged-gives-up": T.Plan("lagged", seg=16, spin_limit=2),
 }
 PATHS = ["naive", "default", *PLANS]
 
@@ -209,9 +213,9 @@ def builds(monkeypatch):
     plans = []
     orig = T._build
 
-    def spy(plan, x2d, sms, env=()):
+    def spy(plan, x2d, sms, env=(), out_align=0):
         plans.append(plan)
-        return orig(plan, x2d, sms, env)
+        return orig(plan, x2d, sms, env, out_align)
     monkeypatch.setattr(T, "_build", spy)
     return plans
 
@@ -256,17 +260,20 @@ def test_dispatch_thresholds():
     p = T.default_plan(8192, 32768, 4, sms)
     assert p.path == "rows" and p.block_m == 1 and p.per_sm > 0      # persistent medium
     assert T.default_plan(1024, 262144, 4, sms).path == "split"
-    assert T.default_plan(8, 131072, 2, sms).path == "split"         # few rows: split
+    # Few long rows: the lagged kernel on a GPU, the split in the interpreter (one program
+    # there: the lagged kernel would take its slow way); beyond LAGGED_MAX_S chunks, the split.
+    few_long = "split" if INTERP else "lagged"
+    assert T.default_plan(8, 131072, 2, sms).path == few_long
     assert T.default_plan(1, 1 << 24, 4, sms).path == "split"        # no limit on N
     for elem in (4, 2):                                               # few rows that fit: rows
         assert T.default_plan(1, 32768, elem, sms).path == "rows"
         assert T.default_plan(64, 32768, elem, sms).num_warps == 32
-        assert T.default_plan(64, 65536, elem, sms).path == "split"
+        assert T.default_plan(64, 65536, elem, sms).path == few_long
     assert T.default_plan(8192, 32768, 2, sms).path == "rows"        # bf16 32768: rows
     assert T.default_plan(8, 131072, 4, sms)._mode() in ("twopass", os.environ.get(
         "PHASE24_TRITON_SPLIT_MODE", "twopass"))                      # no waiting by default
     bulk = T.candidate_plans(1024, 262144, 2, sms)
-    assert {"split", "looped"} <= {c.path for c in bulk}
+    assert {"split", "looped", "lagged"} <= {c.path for c in bulk}
     for elem in (4, 2):
         for n in (128, 1000, 4096, 32768, 65536, 262144, 3 << 20):
             for m in (1, 64, 4096, 1 << 20):
@@ -277,7 +284,9 @@ def test_dispatch_thresholds():
                         s, cpp = T._split_shape(n, c.seg, c.s_max or sms)
                         assert s <= sms and s * cpp * c.seg >= n  # no deadlock, all covered
                         assert (s - 1) * cpp * c.seg < n          # no empty program
-                    assert c.num_warps in (4, 8, 16, 32)
+                    if c.path == "lagged":                        # one read of the partials
+                        assert T._cdiv(n, c.seg) <= T.LAGGED_MAX_S
+                    assert c.num_warps in (1, 2, 4, 8, 16, 32)
 
 
 def test_launchers_are_cached_per_shape_stride_and_alignment(interp, builds):
@@ -518,6 +527,34 @@ def test_gpu_looped_kernel(dtype, monkeypatch):
             T.softmax_rows(x, out, plan)
             torch.cuda.synchronize()
             assert_softmax(out, x, f"{plan.describe(n, 132)} {n} {dtype}")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gpu_lagged_kernel(dtype, monkeypatch):
+    # Every lagged plan on rows that are even and aligned (16-bit values in pairs) or not (odd
+    # N, rows starting anywhere), with special values, more items than programs; then with a
+    # wait limit of 0 ns, so that programs give up on peers and redo items the slow way.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    elem = torch.empty(0, dtype=dtype).element_size()
+    plans = T._lagged_plans(262144, elem) + [T.Plan("lagged", seg=512, num_warps=1)]
+    for wait_ns in (T.LAGGED_WAIT_NS, 0):
+        monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
+        T.clear_launch_cache()
+        for m, n, shift in ((700, 65536, 0), (300, 20000 + 1, 1), (9, 262144, 0), (200, 4098, 1)):
+            base = randn((m, n + shift), dtype, seed=m + n, device="cuda")
+            x = base[:, shift:]
+            x[0] = float("-inf"); x[1, n // 3] = float("nan"); x[2, : n - 5] = float("-inf")  # noqa: E702
+            x[3, 5] = float("inf"); x[4, : n // 2] = float("-inf"); x[4, n - 1] = float("nan")  # noqa: E702
+            for plan in plans:
+                for _ in range(2):
+                    out = torch.full_like(x, float("nan"))
+                    T.softmax_rows(x, out, plan)
+                    torch.cuda.synchronize()
+                    assert_softmax(out, x, f"{plan.describe(n)} {m}x{n} shift {shift} {dtype} "
+                                           f"wait {wait_ns} ns")
+    T.clear_launch_cache()
 
 
 @pytest.mark.gpu

@@ -10,19 +10,22 @@ BLOCK_N), the element size and the number of rows M:
 * medium rows (BLOCK_N up to 32768, any dtype): ``rows_kernel`` with one row per tile,
   persistent programs (grid = SMs x the programs that fit on an SM) striding over rows. Few rows
   (M < SMs) take this path too when BLOCK_N <= 32768: one launch, no workspace.
-* long rows (and few rows longer than 32768): ``split_kernel``. A row is cut into chunks of SEG
-  values spread over S programs; by default in two launches (partial (max, sum) per chunk, then
-  combine and write: the input is read twice, at best 67% of copy). The one-launch "fused" mode,
-  where the programs of a row wait for each other's partials and write from registers, is
-  correct on the H200 but was slower and erratic in the H200 exploration run of 2026-11-30
-  (results/h200/explore/, like every "exploration run" figure in this file); it is
-  kept for PHASE24_TRITON_SPLIT_MODE=fused and forced plans. The autotuner also tries
-  ``looped_kernel`` (one program per row, two passes over the row, optionally with the programs
-  in flight capped so that the second read can hit the L2). In the H200 exploration run of
-  2026-11-30 the uncapped looped kernel won for bfloat16 rows of 65536-262144 (70.7%, 60.0%,
-  56.9% of copy against the split's 54.4-54.8%), the split for float32 (65.2-65.5%); the capped
-  grids at best tied (bf16 4096x65536). (Rows tiles kept in bfloat16 were tried too and lost on
-  every shape; they were removed.)
+* long rows (and few rows longer than 32768): a row is cut into chunks spread over programs.
+  ``lagged_kernel`` (on a GPU: the few-row default, and among the autotuner's candidates for
+  long bulk rows, where it beat the split and looped kernels on every shape in the H200
+  exploration runs of 2026-11-30): one launch, persistent programs, all resident; each keeps
+  its chunk in registers, publishes the chunk's (max, sum) and writes the chunk of its previous
+  step, whose row's partials its peers published meanwhile. The input is read once: 86.2-87.5%
+  of copy for float32 rows of 65536-262144, 67.7-72.2% for bfloat16 (results/h200/explore/,
+  like every "exploration run" figure in this file). Designs that read a chunk twice stop at
+  ~67%, whether the second read comes from DRAM or from the L2: the lagged kernel reading its
+  chunk again from the L2 (one step after the first read) instead of keeping it measured
+  63-68% (float32) and 55-65% (bfloat16). ``split_kernel``, the heuristic default for bulk long rows and
+  the interpreter's: partial (max, sum) per chunk, then combine and write, in two launches (the
+  input is read twice: at best 67%), or with PHASE24_TRITON_SPLIT_MODE=fused in one launch
+  where a row's programs wait for each other (slower and erratic: 26-48%). The autotuner also
+  tries ``looped_kernel`` (one program per row, two passes over the row, optionally with the
+  programs in flight capped so that the second read can hit the L2): 57-71%.
 
 On a GPU, bulk shapes (M >= SMs, M*N >= 2^22) are autotuned once per (dtype, BLOCK_N) among a
 few candidate plans (set PHASE24_TRITON_AUTOTUNE=0 to use the first, heuristic one);
@@ -30,8 +33,10 @@ few candidate plans (set PHASE24_TRITON_AUTOTUNE=0 to use the first, heuristic o
 data pointers is cached per (device, dtype, shape, row stride, pointer alignment); with
 PHASE24_TRITON_DIRECT=1, later launches also skip Triton's JIT dispatch (opt-in: its saving is
 not measured; see "Launching" below). Without a GPU, with
-TRITON_INTERPRET=1, the same kernels run in Triton's interpreter (the split always runs as two
-launches there: the interpreter runs programs one after another, so one cannot wait for another).
+TRITON_INTERPRET=1, the same kernels run in Triton's interpreter. It runs programs one after
+another, so one cannot wait for another: the split always runs as two launches there, and the
+lagged kernel as one program, which takes its slow way (re-reading the row) whenever a row has
+more than two chunks.
 """
 
 from __future__ import annotations
@@ -66,6 +71,16 @@ SPLIT_MIN_N = 16384              # bulk rows this long also try a split (autotun
 NAIVE_MAX_N = 65536              # triton-naive holds a row in one block; beyond this it refuses
 INTERPRETER_SMS = 4              # the "number of SMs" used to size grids in the interpreter
 WAIT_NS = 10**9                  # fused split on a GPU: give up waiting (write NaN) after 1 s
+LAGGED_WAIT_NS = 10**7           # lagged kernel: after 10 ms, stop waiting, take the slow way
+LAGGED_MAX_S = 256               # lagged kernel: at most this many chunks per row (one read of
+                                 # the row's partials)
+# Lagged plans (chunk, warps, register cap) the autotuner tries on long bulk rows, by element
+# size; the first one of each also runs few long rows. The best of the H200 exploration runs of
+# 2026-11-30 (results/h200/explore/triton-lagged-2026-11-30-run5/run6): float32 86.2-87.5% of
+# copy at 65536-262144, bfloat16 67.7-72.2%. A cap of 72 registers gives float32 7 programs
+# per SM instead of 5 (with 8-16 bytes of spills).
+LAGGED_CONFIGS = {4: [(2048, 4, 72), (1024, 2, 72), (2048, 4, 80)],
+                  2: [(2048, 2, 0), (1024, 1, 0), (4096, 4, 0)]}
 INTERPRETER_SPIN_LIMIT = 64      # interpreter polls (programs run in turn: a wait never succeeds)
 TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings mean something)
 
@@ -86,6 +101,7 @@ class Plan:
     pblock: int = 0              # split: partials combined per step (0 = enough for S, <= 256)
     l2_mb: int = 0               # looped: cap programs so that rows in flight fit this (0: none)
     hints: bool = True           # looped: L2 eviction hints on the loads and stores
+    maxnreg: int = 0             # lagged: cap on registers per thread (0: ptxas chooses)
 
     def describe(self, n: int | None = None, sms: int | None = None) -> str:
         if self.path == "rows":
@@ -100,6 +116,12 @@ class Plan:
             if self.l2_mb:
                 text += f" (rows in flight <= {self.l2_mb} MB)"
             return text + f", num_stages={self.num_stages}" + ("" if self.hints else ", no hints")
+        if self.path == "lagged":
+            text = f"lagged_kernel: chunks of {self.seg}, {self.num_warps} warps"
+            if n is not None:
+                text += f", {_cdiv(n, self.seg)} programs per row"
+            text += ", all resident" if self.per_sm == 0 else f", <= {self.per_sm} per SM"
+            return text + (f", maxnreg {self.maxnreg}" if self.maxnreg else "")
         text = f"split_kernel: chunks of {self.seg}, {self.num_warps} warps"
         if n is not None and sms is not None:
             s, cpp = _split_shape(n, self.seg, self.s_max or sms)
@@ -176,6 +198,13 @@ def _looped_plan(elem: int, per_sm: int, l2_mb: int, hints: bool = True) -> Plan
                 l2_mb=l2_mb, hints=hints)
 
 
+def _lagged_plans(n: int, elem: int) -> list[Plan]:
+    """The lagged plans for rows of n values (none where a row would need > LAGGED_MAX_S chunks)."""
+    return [Plan("lagged", seg=seg, num_warps=warps, maxnreg=maxnreg)
+            for seg, warps, maxnreg in LAGGED_CONFIGS.get(elem, LAGGED_CONFIGS[2])
+            if _cdiv(n, seg) <= LAGGED_MAX_S]
+
+
 def few_rows_seg(m: int, n: int, sms: int) -> int:
     """Chunk size for few rows: about two programs per SM have work (M*S ~ 2 x SMs)."""
     return min(SPLIT_SEG, max(SPLIT_SEG_MIN, _prev_pow2(m * n // (2 * sms))))
@@ -198,6 +227,9 @@ def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
     if m < sms:
         if bn <= FEW_ROWS_MAX_BLOCK:
             return _rows_plan(bn, ROWS_TILE, 16 if bn < 32768 else 32, -1, 1)
+        lagged = _lagged_plans(n, elem)
+        if lagged and not triton_interpreter_active():
+            return lagged[0]
         return _split_plan(few_rows_seg(m, n, sms))
     if bn <= ROWS_MAX_BLOCK[elem]:
         return _rows_plan(bn, ROWS_TILE, 16 if bn < 32768 else 32, -1, 1)
@@ -232,6 +264,7 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
         cands += [_looped_plan(elem, 2, LOOPED_L2_MB), _looped_plan(elem, 2, 0),
                   _looped_plan(elem, 2, LOOPED_L2_MB // 2)]
+        cands += _lagged_plans(n, elem)
     return list(dict.fromkeys(cands))  # without repeats, in order
 
 
@@ -336,7 +369,7 @@ def _raw_stream(dev: int) -> int:
 _LAUNCHERS: dict = {}
 
 
-def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = ()) -> _Launcher:
+def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = (), out_align: int = 0) -> _Launcher:
     from phase24.softmax.triton_kernels import kernel
 
     m, n = x2d.shape
@@ -359,6 +392,8 @@ def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = ()) -> _Launche
         steps = ([_Step(kernel("looped"), grid, (m, n, stride), dict(
             SEG=plan.seg, NUM_STAGES=plan.num_stages, HINTS=plan.hints, **opts))], None)
         return _Launcher(dev, lambda: steps, env, direct)
+    if plan.path == "lagged":
+        return _build_lagged(plan, x2d, sms, env, dev, direct, out_align)
     if plan.path == "naive":
         steps = ([_Step(kernel("naive"), m, (n, stride), dict(
             BLOCK_N=_next_pow2(n), num_warps=plan.num_warps))], None)
@@ -387,6 +422,68 @@ def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = ()) -> _Launche
     return _Launcher(dev, make, env, direct)
 
 
+def _build_lagged(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct: bool,
+                  out_align: int):
+    """lagged_kernel: a persistent grid of programs that are all resident at once (the driver's
+    occupancy calculator says how many fit). In the interpreter, which runs programs one after
+    another, one program: with S <= 2 every partial it needs is its own and already published;
+    with S > 2 it waits in vain and takes the slow way (which the tests want exercised too)."""
+    from phase24.softmax.triton_kernels import kernel
+
+    m, n = x2d.shape
+    s = _cdiv(n, plan.seg)
+    total = m * s
+    gpu = dev is not None
+    k = kernel("lagged")
+    # Two 16-bit values per 32-bit word where the row and its start allow it.
+    pairs = (x2d.element_size() == 2 and n % 2 == 0 and x2d.stride(0) % 2 == 0
+             and x2d.data_ptr() % 4 == 0 and out_align % 4 == 0 and plan.seg >= 2)
+    neg_pair = {torch.bfloat16: 0xFF80FF80, torch.float16: 0xFC00FC00}.get(x2d.dtype, 0) - 2**32
+    kw = dict(SEG=plan.seg, PAIRS=pairs, NEG_PAIR=neg_pair if pairs else 0,
+              PBLOCK=max(16, _next_pow2(s)), GPU=gpu,
+              SPIN_LIMIT=plan.spin_limit or INTERPRETER_SPIN_LIMIT, num_warps=plan.num_warps,
+              num_stages=1)
+    if plan.maxnreg and gpu:
+        kw["maxnreg"] = plan.maxnreg
+    device = x2d.device
+
+    def make():
+        # [abort flag, one partial per item, one mark per item], zeroed on the stream before
+        # every launch.
+        ws = torch.zeros(1 + 2 * total, dtype=torch.int64, device=device)
+        args = (ws, m, n, x2d.stride(0), s, LAGGED_WAIT_NS)
+        grid = 1
+        if gpu:
+            per_sm = _resident_per_sm(k, x2d, args, kw)
+            grid = min(total, (min(per_sm, plan.per_sm) if plan.per_sm else per_sm) * sms)
+        return [_Step(k, grid, args, kw)], ws
+    return _Launcher(dev, make, env, direct)
+
+
+def _resident_per_sm(fn, x2d: torch.Tensor, args: tuple, kw: dict) -> int:
+    """How many programs of ``fn`` (compiled for these arguments) an SM holds at once."""
+    compiled = fn.warmup(x2d, x2d, *args, grid=(1,), **kw)
+    compiled._init_handles()
+    threads = 32 * kw["num_warps"]
+    try:
+        from cuda.bindings import driver
+        err, per_sm = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            driver.CUfunction(compiled.function), threads, compiled.metadata.shared)
+        if err == driver.CUresult.CUDA_SUCCESS:
+            return max(1, per_sm)
+    except ImportError:
+        pass
+    # Without the driver's calculator: registers (allocated per warp, in units of 256), threads
+    # and shared memory, as the CUDA occupancy calculator counts them.
+    props = torch.cuda.get_device_properties(x2d.device)
+    per_warp = _cdiv(max(1, compiled.n_regs) * 32, 256) * 256
+    by_regs = props.regs_per_multiprocessor // per_warp // kw["num_warps"]
+    by_threads = props.max_threads_per_multi_processor // threads
+    shared = compiled.metadata.shared
+    by_smem = props.shared_memory_per_multiprocessor // (shared + 1024) if shared else 32
+    return max(1, min(by_regs, by_threads, by_smem, 32))
+
+
 def _env_deps(plan: Plan, tunable: bool, x2d: torch.Tensor) -> tuple:
     """The environment variables a launcher's plan was chosen under (checked at every call)."""
     names = []
@@ -405,7 +502,8 @@ def _launch(plan: Plan, x2d: torch.Tensor, out: torch.Tensor, sms: int) -> None:
            out.data_ptr() & 15, plan, sms)
     launcher = _LAUNCHERS.get(key)
     if launcher is None or (launcher.env and not launcher.current()):
-        launcher = _store(key, _build(plan, x2d, sms, _env_deps(plan, False, x2d)))
+        launcher = _store(key, _build(plan, x2d, sms, _env_deps(plan, False, x2d),
+                                      out.data_ptr() & 15))
     launcher(x2d, out)
 
 
@@ -494,7 +592,8 @@ def _run(x2d: torch.Tensor, out: torch.Tensor, plan: Plan | None) -> None:
         if plan is None:
             tunable = _tune_key(*x2d.shape, x2d, sms) is not None
             plan = _plan_for(x2d, out, sms)
-        launcher = _store(key, _build(plan, x2d, sms, _env_deps(plan, tunable, x2d)))
+        launcher = _store(key, _build(plan, x2d, sms, _env_deps(plan, tunable, x2d),
+                                      out.data_ptr() & 15))
     launcher(x2d, out)
 
 

@@ -221,6 +221,175 @@ def looped_kernel(x_ptr, out_ptr, M, N, stride_x,
             tl.store(o_row + offs, y, mask=offs < N, cache_modifier=".cs" if HINTS else "")
 # --8<-- [end:looped_kernel]
 
+# --8<-- [start:lagged_kernel]
+def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
+                  SEG: tl.constexpr, PAIRS: tl.constexpr, NEG_PAIR: tl.constexpr,
+                  PBLOCK: tl.constexpr, GPU: tl.constexpr, SPIN_LIMIT: tl.constexpr):
+    # Long rows in one launch, each value read once and kept in registers until it is written.
+    # A row is cut into S chunks of SEG values; item i is chunk i % S of row i // S, and program
+    # p takes items p, p + P, p + 2P, ... (P programs, all resident at once: the host sizes the
+    # grid so). At step k a program reduces the chunk of its k-th item to (max, sum of exp) and
+    # publishes it, starts loading its next chunk, and then finishes the item of step k - 1: it
+    # reads that row's S partials, published by the row's other programs about a step ago, and
+    # writes the chunk it kept. A partial is one 64-bit word, (max, sum) bit for bit, written and
+    # read with single atomic accesses; the word 0 (never a partial) means "not yet": no fence,
+    # no counter. Three chunks live in registers (the one kept, the one reduced, the one
+    # loading). A float32 chunk is kept as its exponentials, so part 2 only rescales them; with
+    # PAIRS a 16-bit chunk is loaded, kept and stored as 32-bit words of two values (N and the
+    # row stride even): a register holds two values, and part 2 computes the exponentials again.
+    # A wait that lasts WAIT_NS (a peer that never started, e.g. the GPU was shared) raises the
+    # abort flag, so that nobody waits any more, and marks the item; after its loop the program
+    # redoes its marked items from the input: slower, never wrong.
+    # ws_ptr: int64 [abort flag, one partial per item, one mark per item], zeroed before a launch.
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    total = M * S
+    dt = x_ptr.dtype.element_ty
+    if PAIRS:  # the chunk as SEG // 2 words of two values
+        xs = x_ptr.to(tl.pointer_type(tl.int32))
+        os = out_ptr.to(tl.pointer_type(tl.int32))
+        units = tl.arange(0, SEG // 2)
+        n_u = N // 2
+        stride_u = stride_x // 2
+        pad = NEG_PAIR  # two -inf
+    else:
+        xs = x_ptr
+        os = out_ptr
+        units = tl.arange(0, SEG)
+        n_u = N
+        stride_u = stride_x
+        pad = float("-inf")
+    seg_u = units.shape[0]
+    pidx = tl.arange(0, PBLOCK)
+    words = ws_ptr + 1
+    marks = ws_ptr + 1 + total
+    row = pid // S
+    offs = (pid - row * S) * seg_u + units
+    x_next = tl.load(xs + row.to(tl.int64) * stride_u + offs, mask=(offs < n_u) & (pid < total),
+                     other=pad)
+    # The chunk of step k - 1, as exp(x - kept_max): with PAIRS, the even values' and the odd
+    # values' in two tensors.
+    kept = tl.zeros_like(units).to(tl.float32)
+    kept_hi = tl.zeros_like(units).to(tl.float32)
+    kept_max = tl.zeros([], tl.float32)
+    gave_up = 0
+    for k in range(0, tl.cdiv(total - pid, nprog) + 1):
+        item = pid + k * nprog
+        # The partials of the row finished in part 2 are read now, to arrive during part 1.
+        done = item - nprog
+        drow = tl.maximum(done, 0) // S
+        pptr = words + drow * S + tl.minimum(pidx, S - 1)  # lanes >= S re-read a real word
+        if GPU:
+            p = tl.inline_asm_elementwise("ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l",
+                                          [pptr], dtype=tl.int64, is_pure=False, pack=1)
+        else:
+            p = tl.load(pptr)
+        # 1. This step's item: the (max, sum of exp) of its chunk, published. A chunk of only
+        #    -inf publishes (-inf, 0), which adds nothing to a row with finite values elsewhere.
+        if PAIRS:
+            lo = x_next.to(tl.int16).to(dt, bitcast=True).to(tl.float32)
+            hi = (x_next >> 16).to(tl.int16).to(dt, bitcast=True).to(tl.float32)
+            m = tl.max(tl.maximum(lo, hi), axis=0)
+            m_safe = tl.where(m == float("-inf"), 0.0, m)
+            keep = tl.exp2((lo - m_safe) * LOG2E)
+            keep_hi = tl.exp2((hi - m_safe) * LOG2E)
+            s = tl.sum(keep + keep_hi, axis=0)
+        else:
+            x = x_next.to(tl.float32)
+            m = tl.max(x, axis=0)
+            m_safe = tl.where(m == float("-inf"), 0.0, m)
+            keep = tl.exp2((x - m_safe) * LOG2E)
+            keep_hi = kept_hi
+            s = tl.sum(keep, axis=0)
+        word = ((m.to(tl.int32, bitcast=True).to(tl.int64) << 32)
+                | (s.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF))
+        if item < total:
+            if GPU:  # one thread stores the word
+                tl.inline_asm_elementwise(
+                    "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
+                    "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
+                    "=r,l,l", [words + item, word], dtype=tl.int32, is_pure=False, pack=1)
+            else:
+                tl.store(words + item, word)
+        # The next step's chunk starts loading now (it is in flight during part 2).
+        nxt = item + nprog
+        nrow = nxt // S
+        noffs = (nxt - nrow * S) * seg_u + units
+        x_next = tl.load(xs + nrow.to(tl.int64) * stride_u + noffs,
+                         mask=(noffs < n_u) & (nxt < total), other=pad)
+        # 2. The item of step k - 1: its row's partials, combined; its chunk, written.
+        if done >= 0:
+            ready = tl.min((p != 0).to(tl.int32), axis=0)
+            if ready == 0:  # wait for the peers
+                stop = tl.load(ws_ptr, volatile=True) != 0
+                if GPU:
+                    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [],
+                                                   dtype=tl.int64, is_pure=False, pack=1)
+                    while (ready == 0) & (stop == 0):
+                        p = tl.inline_asm_elementwise(
+                            "nanosleep.u32 100;\n\tld.relaxed.gpu.global.b64 $0, [$1];",
+                            "=l,l", [pptr], dtype=tl.int64, is_pure=False, pack=1)
+                        ready = tl.min((p != 0).to(tl.int32), axis=0)
+                        now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [],
+                                                        dtype=tl.int64, is_pure=False, pack=1)
+                        stop = (tl.load(ws_ptr, volatile=True) != 0) | (now - t0 > WAIT_NS)
+                else:
+                    spins = 0
+                    while (ready == 0) & (stop == 0):
+                        p = tl.load(pptr)
+                        ready = tl.min((p != 0).to(tl.int32), axis=0)
+                        spins += 1
+                        stop = (tl.load(ws_ptr) != 0) | (spins >= SPIN_LIMIT)
+            if ready != 0:
+                pm = tl.where(pidx < S, (p >> 32).to(tl.int32).to(tl.float32, bitcast=True),
+                              float("-inf"))
+                ps = tl.where(pidx < S, p.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
+                m_row = tl.max(pm, axis=0)
+                inv = 1.0 / tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0)
+                doffs = (done - drow * S) * seg_u + units
+                scale = tl.exp2((kept_max - m_row) * LOG2E) * inv
+                if PAIRS:
+                    y_lo = kept * scale
+                    y_hi = kept_hi * scale
+                    if GPU:  # round both to 16 bits and pack them in one instruction
+                        y = tl.inline_asm_elementwise(
+                            "cvt.rn.bf16x2.f32 $0, $1, $2;" if dt == tl.bfloat16
+                            else "cvt.rn.f16x2.f32 $0, $1, $2;",
+                            "=r,r,r", [y_hi, y_lo], dtype=tl.int32, is_pure=True, pack=1)
+                    else:
+                        y = ((y_lo.to(dt).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF)
+                             | (y_hi.to(dt).to(tl.int16, bitcast=True).to(tl.int32) << 16))
+                else:
+                    y = (kept * scale).to(dt)
+                tl.store(os + drow.to(tl.int64) * n_u + doffs, y, mask=doffs < n_u)
+            else:  # gave up: nobody waits any more; the item is redone after the loop
+                tl.atomic_max(ws_ptr, 1, sem="relaxed")
+                tl.store(marks + done, 1)
+                gave_up += 1
+        kept = keep
+        kept_hi = keep_hi
+        kept_max = m_safe
+    if gave_up > 0:  # the slow way, value by value: the row's (max, sum), then the chunk
+        cols = tl.arange(0, SEG)
+        for item in range(pid, total, nprog):
+            if tl.load(marks + item) != 0:
+                row = item // S
+                x_row = x_ptr + row.to(tl.int64) * stride_x
+                m_row = tl.full([], float("-inf"), tl.float32)
+                s_row = tl.zeros([], tl.float32)
+                for c in range(0, N, SEG):
+                    xc = tl.load(x_row + c + cols, mask=c + cols < N,
+                                 other=float("-inf")).to(tl.float32)
+                    m_new = tl.maximum(m_row, tl.max(xc, axis=0))
+                    m_new_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+                    s_row = s_row * tl.exp2((m_row - m_new_safe) * LOG2E) \
+                        + tl.sum(tl.exp2((xc - m_new_safe) * LOG2E), axis=0)
+                    m_row = m_new
+                c_offs = (item - row * S) * SEG + cols
+                xc = tl.load(x_row + c_offs, mask=c_offs < N, other=float("-inf")).to(tl.float32)
+                y = tl.exp2((xc - m_row) * LOG2E) * (1.0 / s_row)
+                tl.store(out_ptr + row.to(tl.int64) * N + c_offs, y.to(dt), mask=c_offs < N)
+# --8<-- [end:lagged_kernel]
 
 
 def install_interpreter_numpy_fix() -> None:
@@ -262,7 +431,7 @@ def _check_triton_mode(interp: bool) -> None:
 
 
 _RAW = {"naive": naive_kernel, "rows": rows_kernel, "split": split_kernel,
-        "looped": looped_kernel}
+        "looped": looped_kernel, "lagged": lagged_kernel}
 _WRAPPED: dict = {}
 
 
