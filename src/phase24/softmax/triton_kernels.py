@@ -321,7 +321,7 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
         if done >= 0:
             ready = tl.min((p != 0).to(tl.int32), axis=0)
             if ready == 0:  # wait for the peers
-                stop = tl.load(ws_ptr, volatile=True) != 0
+                stop = 0
                 if GPU:
                     t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [],
                                                    dtype=tl.int64, is_pure=False, pack=1)
@@ -332,7 +332,11 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                         ready = tl.min((p != 0).to(tl.int32), axis=0)
                         now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [],
                                                         dtype=tl.int64, is_pure=False, pack=1)
-                        stop = (tl.load(ws_ptr, volatile=True) != 0) | (now - t0 > WAIT_NS)
+                        late = (tl.load(ws_ptr, volatile=True) != 0) | (now - t0 > WAIT_NS)
+                        # Threads read the clock and the flag each for itself and may disagree:
+                        # one verdict for the whole program (the loop holds barriers, which every
+                        # thread must reach alike).
+                        stop = tl.max(late.to(tl.int32) + tl.zeros_like(pidx), axis=0)
                 else:
                     spins = 0
                     while (ready == 0) & (stop == 0):
