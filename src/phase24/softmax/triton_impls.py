@@ -439,12 +439,8 @@ def _build_lagged(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, dire
     pairs = (x2d.element_size() == 2 and n % 2 == 0 and x2d.stride(0) % 2 == 0
              and x2d.data_ptr() % 4 == 0 and out_align % 4 == 0 and plan.seg >= 2)
     neg_pair = {torch.bfloat16: 0xFF80FF80, torch.float16: 0xFC00FC00}.get(x2d.dtype, 0) - 2**32
-    # The row's partials are read as PBLOCK lanes, at least one per thread: a reduction over
-    # them then spans every warp (through shared memory) and gives every thread the same verdict
-    # on whether they are all published. With fewer lanes each warp would reduce its own copy,
-    # and warps that read the words a moment apart could take different ways (seen on the H200).
     kw = dict(SEG=plan.seg, PAIRS=pairs, NEG_PAIR=neg_pair if pairs else 0,
-              PBLOCK=max(16, _next_pow2(s), 32 * plan.num_warps), GPU=gpu,
+              PBLOCK=max(16, _next_pow2(s)), GPU=gpu,
               SPIN_LIMIT=plan.spin_limit or INTERPRETER_SPIN_LIMIT, num_warps=plan.num_warps,
               num_stages=1)
     if plan.maxnreg and gpu:

@@ -319,7 +319,11 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                          mask=(noffs < n_u) & (nxt < total), other=pad)
         # 2. The item of step k - 1: its row's partials, combined; its chunk, written.
         if done >= 0:
-            ready = tl.min((p != 0).to(tl.int32), axis=0)
+            # Every thread reads the words for itself, and a reduction over fewer lanes than
+            # threads happens in each warp apart: warps that read a moment apart could disagree
+            # and go different ways. The verdicts (all published? stop waiting?) are therefore
+            # reduced once more over a tensor that spans every warp: one for the whole program.
+            ready = tl.min(tl.min((p != 0).to(tl.int32), axis=0) + tl.zeros_like(units), axis=0)
             if ready == 0:  # wait for the peers
                 stop = 0
                 if GPU:
@@ -329,14 +333,12 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                         p = tl.inline_asm_elementwise(
                             "nanosleep.u32 100;\n\tld.relaxed.gpu.global.b64 $0, [$1];",
                             "=l,l", [pptr], dtype=tl.int64, is_pure=False, pack=1)
-                        ready = tl.min((p != 0).to(tl.int32), axis=0)
+                        ready = tl.min(tl.min((p != 0).to(tl.int32), axis=0)
+                                       + tl.zeros_like(units), axis=0)
                         now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [],
                                                         dtype=tl.int64, is_pure=False, pack=1)
                         late = (tl.load(ws_ptr, volatile=True) != 0) | (now - t0 > WAIT_NS)
-                        # Threads read the clock and the flag each for itself and may disagree:
-                        # one verdict for the whole program (the loop holds barriers, which every
-                        # thread must reach alike).
-                        stop = tl.max(late.to(tl.int32) + tl.zeros_like(pidx), axis=0)
+                        stop = tl.max(late.to(tl.int32) + tl.zeros_like(units), axis=0)
                 else:
                     spins = 0
                     while (ready == 0) & (stop == 0):
