@@ -119,7 +119,7 @@ class Plan:
         if self.path == "lagged":
             text = f"lagged_kernel: chunks of {self.seg}, {self.num_warps} warps"
             if n is not None:
-                text += f", {_cdiv(n, self.seg)} programs per row"
+                text += f", {_cdiv(n, self.seg)} chunks per row"
             text += ", all resident" if self.per_sm == 0 else f", <= {self.per_sm} per SM"
             return text + (f", maxnreg {self.maxnreg}" if self.maxnreg else "")
         text = f"split_kernel: chunks of {self.seg}, {self.num_warps} warps"
