@@ -214,12 +214,11 @@ def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
     """The heuristic plan (the autotuner's first candidate).
 
     Few rows (M < SMs): a row that fits one program (BLOCK_N <= 32768) runs in one program (one
-    launch, no workspace); a longer one is split over programs in two launches. In the H200
-    exploration run of 2026-11-30 they beat torch on all eight few-row shapes (e.g. fp32
-    1x32768: 8.74 us against torch's 14.11 us; a two-launch split with 1024-value chunks took
-    8.54 us there, within noise). Bulk rows longer than one program holds: the two-launch split
-    (reads the input twice: 65.2-65.5% of copy fp32, 54.4-54.8% bf16 in that run); the autotuner
-    also tries the looped one-program-per-row kernel, which won for bf16.
+    launch, no workspace); a longer one runs the first lagged plan on a GPU (64 x 262144 float32:
+    47.6 us against the two-launch split's 60.9 us, bench runs of e59fdcd and 8d8cefb), the
+    two-launch split in the interpreter. Bulk rows longer than one program holds: the two-launch
+    split (reads the input twice: 65.2-65.5% of copy fp32, 54.4-54.8% bf16 in the H200
+    exploration run of 2026-11-30); the autotuner also tries the looped and lagged kernels.
     """
     bn = _next_pow2(n)
     if bn * elem <= SHORT_ROW_BYTES:
