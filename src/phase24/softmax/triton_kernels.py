@@ -234,9 +234,10 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
     # writes the chunk it kept. A partial is one 64-bit word, (max, sum) bit for bit, written and
     # read with single atomic accesses; the word 0 (never a partial) means "not yet": no fence,
     # no counter. Three chunks live in registers (the one kept, the one reduced, the one
-    # loading). A float32 chunk is kept as its exponentials, so part 2 only rescales them; with
-    # PAIRS a 16-bit chunk is loaded, kept and stored as 32-bit words of two values (N and the
-    # row stride even): a register holds two values, and part 2 computes the exponentials again.
+    # loading). A chunk is kept as its exponentials, so part 2 only rescales them. With PAIRS a
+    # 16-bit chunk is loaded and stored as 32-bit words of two values (N and the row stride
+    # even), so the chunk loading takes one register per two values, and it is kept as two
+    # tensors of exponentials (even and odd values), packed back into words by one instruction.
     # A wait that lasts WAIT_NS (a peer that never started, e.g. the GPU was shared) raises the
     # abort flag, so that nobody waits any more, and marks the item; after its loop the program
     # redoes its marked items from the input: slower, never wrong.
