@@ -448,6 +448,15 @@ SWEEP_N = [128 << i for i in range(12)]  # 128 ... 262144
 FEW_ROWS = [(1, 32768), (8, 131072), (64, 32768), (64, 262144)]
 
 
+def _gpu_rows_with_specials(m, n, shift, dtype, seed):
+    """(m, n) random rows starting `shift` values into a wider tensor (shift 1: rows not aligned),
+    with special rows: all -inf, one NaN, finite only at the end, one +inf, half -inf and a NaN."""
+    x = randn((m, n + shift), dtype, seed, device="cuda")[:, shift:]
+    x[0] = float("-inf"); x[1, n // 3] = float("nan"); x[2, : n - 5] = float("-inf")  # noqa: E702
+    x[3, 5] = float("inf"); x[4, : n // 2] = float("-inf"); x[4, n - 1] = float("nan")  # noqa: E702
+    return x
+
+
 def _gpu_case(f, shape, dtype, seed, what):
     x = randn(shape, dtype, seed, device="cuda")
     out = f(x)
@@ -519,9 +528,7 @@ def test_gpu_looped_kernel(dtype, monkeypatch):
     plans = [T._looped_plan(elem, 2, 32), T._looped_plan(elem, 2, 0),
              T._looped_plan(elem, 1, 1, hints=False)]
     for n in (1000, 16384, 20000, 65536 - 3):
-        base = randn((300, n + 1), dtype, seed=n, device="cuda")
-        x = base[:, 1:]
-        x[0] = float("-inf"); x[1, n // 3] = float("nan"); x[2, : n - 5] = float("-inf")  # noqa: E702
+        x = _gpu_rows_with_specials(300, n, 1, dtype, seed=n)
         for plan in plans:
             out = torch.full_like(x, float("nan"))
             T.softmax_rows(x, out, plan)
@@ -543,10 +550,7 @@ def test_gpu_lagged_kernel(dtype, monkeypatch):
         monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
         T.clear_launch_cache()
         for m, n, shift in ((700, 65536, 0), (300, 20000 + 1, 1), (9, 262144, 0), (200, 4098, 1)):
-            base = randn((m, n + shift), dtype, seed=m + n, device="cuda")
-            x = base[:, shift:]
-            x[0] = float("-inf"); x[1, n // 3] = float("nan"); x[2, : n - 5] = float("-inf")  # noqa: E702
-            x[3, 5] = float("inf"); x[4, : n // 2] = float("-inf"); x[4, n - 1] = float("nan")  # noqa: E702
+            x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
             for plan in plans:
                 for _ in range(2):
                     out = torch.full_like(x, float("nan"))
