@@ -20,11 +20,11 @@ BLOCK_N), the element size and the number of rows M:
   like every "exploration run" figure in this file). Designs that read a chunk twice stop at
   ~67%, whether the second read comes from DRAM or from the L2: the lagged kernel reading its
   chunk again from the L2 (one step after the first read) instead of keeping it measured
-  63-68% (float32) and 55-65% (bfloat16). ``split_kernel``, the heuristic default for bulk long rows and
-  the interpreter's: partial (max, sum) per chunk, then combine and write, in two launches (the
-  input is read twice: at best 67%), or with PHASE24_TRITON_SPLIT_MODE=fused in one launch
-  where a row's programs wait for each other (slower and erratic: 26-48%). The autotuner also
-  tries ``looped_kernel`` (one program per row, two passes over the row, optionally with the
+  63-68% (float32) and 55-65% (bfloat16). ``split_kernel``, the heuristic default for bulk long
+  rows and the interpreter's: partial (max, sum) per chunk, then combine and write, in two
+  launches (the input is read twice: at best 67%), or with PHASE24_TRITON_SPLIT_MODE=fused in one
+  launch where a row's programs wait for each other (slower and erratic: 26-48%). The autotuner
+  also tries ``looped_kernel`` (one program per row, two passes over the row, optionally with the
   programs in flight capped so that the second read can hit the L2): 57-71%.
 
 On a GPU, bulk shapes (M >= SMs, M*N >= 2^22) are autotuned once per (dtype, BLOCK_N) among a
@@ -72,6 +72,8 @@ NAIVE_MAX_N = 65536              # triton-naive holds a row in one block; beyond
 INTERPRETER_SMS = 4              # the "number of SMs" used to size grids in the interpreter
 WAIT_NS = 10**9                  # fused split on a GPU: give up waiting (write NaN) after 1 s
 LAGGED_WAIT_NS = 10**7           # lagged kernel: after 10 ms, stop waiting, take the slow way
+NEG_INF_PAIR = {torch.bfloat16: 0xFF80FF80 - 2**32,  # two -inf in one int32 word (lagged, PAIRS)
+                torch.float16: 0xFC00FC00 - 2**32}
 LAGGED_MAX_S = 256               # lagged kernel: at most this many chunks per row (one read of
                                  # the row's partials)
 # Lagged plans (chunk, warps, register cap) the autotuner tries on long bulk rows, by element
@@ -199,7 +201,7 @@ def _looped_plan(elem: int, per_sm: int, l2_mb: int, hints: bool = True) -> Plan
 
 
 def _lagged_plans(n: int, elem: int) -> list[Plan]:
-    """The lagged plans for rows of n values (none where a row would need > LAGGED_MAX_S chunks)."""
+    """The lagged plans for rows of n values (none cutting a row in > LAGGED_MAX_S chunks)."""
     return [Plan("lagged", seg=seg, num_warps=warps, maxnreg=maxnreg)
             for seg, warps, maxnreg in LAGGED_CONFIGS.get(elem, LAGGED_CONFIGS[2])
             if _cdiv(n, seg) <= LAGGED_MAX_S]
@@ -369,7 +371,8 @@ def _raw_stream(dev: int) -> int:
 _LAUNCHERS: dict = {}
 
 
-def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = (), out_align: int = 0) -> _Launcher:
+def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = (),
+           out_align: int = 0) -> _Launcher:
     from phase24.softmax.triton_kernels import kernel
 
     m, n = x2d.shape
@@ -438,8 +441,7 @@ def _build_lagged(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, dire
     # Two 16-bit values per 32-bit word where the row and its start allow it.
     pairs = (x2d.element_size() == 2 and n % 2 == 0 and x2d.stride(0) % 2 == 0
              and x2d.data_ptr() % 4 == 0 and out_align % 4 == 0 and plan.seg >= 2)
-    neg_pair = {torch.bfloat16: 0xFF80FF80, torch.float16: 0xFC00FC00}.get(x2d.dtype, 0) - 2**32
-    kw = dict(SEG=plan.seg, PAIRS=pairs, NEG_PAIR=neg_pair if pairs else 0,
+    kw = dict(SEG=plan.seg, PAIRS=pairs, NEG_PAIR=NEG_INF_PAIR[x2d.dtype] if pairs else 0,
               PBLOCK=max(16, _next_pow2(s)), GPU=gpu,
               SPIN_LIMIT=plan.spin_limit or INTERPRETER_SPIN_LIMIT, num_warps=plan.num_warps,
               num_stages=1)
@@ -468,21 +470,11 @@ def _resident_per_sm(fn, x2d: torch.Tensor, args: tuple, kw: dict) -> int:
     threads = 32 * kw["num_warps"]
     try:
         from cuda.bindings import driver
-        err, per_sm = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            driver.CUfunction(compiled.function), threads, compiled.metadata.shared)
-        if err == driver.CUresult.CUDA_SUCCESS:
-            return max(1, per_sm)
-    except ImportError:
-        pass
-    # Without the driver's calculator: registers (allocated per warp, in units of 256), threads
-    # and shared memory, as the CUDA occupancy calculator counts them.
-    props = torch.cuda.get_device_properties(x2d.device)
-    per_warp = _cdiv(max(1, compiled.n_regs) * 32, 256) * 256
-    by_regs = props.regs_per_multiprocessor // per_warp // kw["num_warps"]
-    by_threads = props.max_threads_per_multi_processor // threads
-    shared = compiled.metadata.shared
-    by_smem = props.shared_memory_per_multiprocessor // (shared + 1024) if shared else 32
-    return max(1, min(by_regs, by_threads, by_smem, 32))
+    except ImportError:  # no calculator: one per SM, which a kernel that compiled always gets
+        return 1
+    err, per_sm = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        driver.CUfunction(compiled.function), threads, compiled.metadata.shared)
+    return max(1, per_sm) if err == driver.CUresult.CUDA_SUCCESS else 1
 
 
 def _env_deps(plan: Plan, tunable: bool, x2d: torch.Tensor) -> tuple:

@@ -271,7 +271,8 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
     # The chunk of step k - 1, as exp(x - kept_max): with PAIRS, the even values' and the odd
     # values' in two tensors.
     kept = tl.zeros_like(units).to(tl.float32)
-    kept_hi = tl.zeros_like(units).to(tl.float32)
+    if PAIRS:
+        kept_hi = tl.zeros_like(units).to(tl.float32)
     kept_max = tl.zeros([], tl.float32)
     gave_up = 0
     for k in range(0, tl.cdiv(total - pid, nprog) + 1):
@@ -300,7 +301,6 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
             m = tl.max(x, axis=0)
             m_safe = tl.where(m == float("-inf"), 0.0, m)
             keep = tl.exp2((x - m_safe) * LOG2E)
-            keep_hi = kept_hi
             s = tl.sum(keep, axis=0)
         word = ((m.to(tl.int32, bitcast=True).to(tl.int64) << 32)
                 | (s.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF))
@@ -374,7 +374,8 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                 tl.store(marks + done, 1)
                 gave_up += 1
         kept = keep
-        kept_hi = keep_hi
+        if PAIRS:
+            kept_hi = keep_hi
         kept_max = m_safe
     if gave_up > 0:  # the slow way, value by value: the row's (max, sum), then the chunk
         cols = tl.arange(0, SEG)
