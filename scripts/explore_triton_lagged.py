@@ -1,5 +1,6 @@
 """Exploration: `lagged_kernel` (src/phase24/softmax/triton_kernels.py) in a range of chunk sizes,
-warps and register caps (maxnreg), against torch (and with --with-triton `triton` as it stands), on the long-row shapes (the bulk ones where `triton` is below 85% of copy, and two few-row
+warps and register caps (maxnreg), against torch (and with --with-triton `triton` as it stands),
+on the long-row shapes (the bulk ones where `triton` is below 85% of copy, and two few-row
 ones). For each candidate: the lab's own check first (harness.check.compare against the float64
 reference, on the whole output), then the bench's timing (harness time_us); the grid (programs
 resident per SM) and whether any program gave up waiting (the abort flag) are printed too.

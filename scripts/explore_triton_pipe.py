@@ -1,4 +1,4 @@
-"""Exploration: `pipe_kernel` (scripts/explore_pipe_kernel.py), a branch-free form of
+"""Exploration: `pipe_kernel` below, a branch-free form of
 `lagged_kernel` that never waits: when a row's partials are not all published at the check, the
 item is counted as missed (and its output left unwritten: this exploration only counts them).
 Without control flow in its loop Triton's pipeliner takes the loop (num_stages > 1: the next
@@ -7,25 +7,67 @@ harness.check.compare when nothing was missed, timed with the bench's time_us, b
 
 Usage (GPU only): PYTHONPATH=src python3 scripts/explore_triton_pipe.py OUT.json
 """
-import importlib.util
 import json
 import sys
 import time
-from pathlib import Path
 
 import torch
 import triton
+import triton.language as tl
 
 from phase24.harness.bench import copy_gbps, time_us
 from phase24.harness.check import compare
 from phase24.softmax import softmax_reference
 from phase24.softmax.triton_impls import _cdiv, _next_pow2
 
-spec = importlib.util.spec_from_file_location(
-    "explore_pipe_kernel", Path(__file__).with_name("explore_pipe_kernel.py"))
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-pipe_kernel = triton.jit(mod.pipe_kernel)
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def pipe_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S,
+                SEG: tl.constexpr, PBLOCK: tl.constexpr, STAGES: tl.constexpr):
+    # lagged_kernel's step without its wait: part 2 writes only when its row's words were all
+    # published at the check, and otherwise marks the item and counts it (ws after the marks).
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    total = M * S
+    cols = tl.arange(0, SEG)
+    pidx = tl.arange(0, PBLOCK)
+    words = ws_ptr
+    marks = ws_ptr + total
+    x_prev = tl.zeros([SEG], x_ptr.dtype.element_ty)
+    missed = 0
+    for k in tl.range(0, tl.cdiv(total - pid, nprog) + 1, num_stages=STAGES):
+        item = pid + k * nprog
+        row = item // S
+        offs = (item - row * S) * SEG + cols
+        xk = tl.load(x_ptr + row.to(tl.int64) * stride_x + offs, mask=(offs < N) & (item < total),
+                     other=float("-inf"))
+        done = item - nprog
+        drow = tl.maximum(done, 0) // S
+        pptr = words + drow * S + tl.minimum(pidx, S - 1)
+        p = tl.load(pptr, volatile=True)
+        x = xk.to(tl.float32)
+        m = tl.max(x, axis=0)
+        m_safe = tl.where(m == float("-inf"), 0.0, m)
+        s = tl.sum(tl.exp2((x - m_safe) * LOG2E), axis=0)
+        word = ((m.to(tl.int32, bitcast=True).to(tl.int64) << 32)
+                | (s.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF))
+        tl.store(words + item, word, mask=item < total)
+        ok = tl.min((p != 0).to(tl.int32), axis=0) != 0
+        pm = tl.where(pidx < S, (p >> 32).to(tl.int32).to(tl.float32, bitcast=True), float("-inf"))
+        ps = tl.where(pidx < S, p.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
+        m_row = tl.max(pm, axis=0)
+        inv = 1.0 / tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0)
+        doffs = (done - drow * S) * SEG + cols
+        y = tl.exp2((x_prev.to(tl.float32) - m_row) * LOG2E) * inv
+        tl.store(out_ptr + drow.to(tl.int64) * N + doffs, y.to(out_ptr.dtype.element_ty),
+                 mask=(doffs < N) & ok & (done >= 0))
+        tl.store(marks + done, 1, mask=(~ok) & (done >= 0))
+        missed += ((~ok) & (done >= 0)).to(tl.int32)
+        x_prev = xk
+    tl.store(ws_ptr + 2 * total + pid, missed)
+
 
 SHAPES = ["float32:4096x65536", "bfloat16:4096x65536", "float32:1024x262144",
           "bfloat16:1024x262144", "bfloat16:8192x32768"]
@@ -53,7 +95,8 @@ class Launch:
         err, per_sm = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
             driver.CUfunction(c.function), 32 * warps, c.metadata.shared)
         self.grid = min(m * s, per_sm * sms)
-        self.info = f"{c.n_regs} regs, {c.n_spills} spills, {c.metadata.shared} B smem, {per_sm}/SM"
+        self.info = (f"{c.n_regs} regs, {c.n_spills} spills, {c.metadata.shared} B smem, "
+                     f"{per_sm}/SM")
 
     def __call__(self):
         self.ws.zero_()
@@ -70,8 +113,8 @@ def main():
     print(f"copy {copy:.0f} GB/s", flush=True)
     res = {"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": []}
     t0 = time.time()
-    for spec_ in SHAPES:
-        dt, mn = spec_.split(":")
+    for spec in SHAPES:
+        dt, mn = spec.split(":")
         m, n = map(int, mn.split("x"))
         dtype = getattr(torch, dt)
         x = torch.randn(m, n, device="cuda", dtype=dtype) * 3
@@ -79,7 +122,7 @@ def main():
         out = torch.empty_like(x)
         nbytes = 2 * x.numel() * x.element_size()
         row = {"dtype": dt, "M": m, "N": n, "runs": []}
-        print(spec_, flush=True)
+        print(spec, flush=True)
         us = time_us(lambda: torch.softmax(x, -1), warmup_ms=10, rep_ms=40)
         print(f"  {'torch':44s} {us:9.2f} us {100 * nbytes / us / 1e3 / copy:5.1f}%", flush=True)
         for seg, warps in CONFIGS[dt]:
