@@ -453,8 +453,16 @@ def _gpu_rows_with_specials(m, n, shift, dtype, seed):
     with special rows: all -inf, one NaN, finite only at the end, one +inf, half -inf and a NaN."""
     x = randn((m, n + shift), dtype, seed, device="cuda")[:, shift:]
     x[0] = float("-inf"); x[1, n // 3] = float("nan"); x[2, : n - 5] = float("-inf")  # noqa: E702
-    x[3, 5] = float("inf"); x[4, : n // 2] = float("-inf"); x[4, n - 1] = float("nan")  # noqa: E702
+    x[3, 5] = float("inf"); x[4, : n // 2] = float("-inf"); x[4, -1] = float("nan")  # noqa: E702
     return x
+
+
+def _gpu_check_poisoned(x, plan, what):
+    """`plan` on x into a NaN-poisoned output, checked against the float64 reference."""
+    out = torch.full_like(x, float("nan"))
+    T.softmax_rows(x, out, plan)
+    torch.cuda.synchronize()
+    assert_softmax(out, x, what)
 
 
 def _gpu_case(f, shape, dtype, seed, what):
@@ -530,10 +538,7 @@ def test_gpu_looped_kernel(dtype, monkeypatch):
     for n in (1000, 16384, 20000, 65536 - 3):
         x = _gpu_rows_with_specials(300, n, 1, dtype, seed=n)
         for plan in plans:
-            out = torch.full_like(x, float("nan"))
-            T.softmax_rows(x, out, plan)
-            torch.cuda.synchronize()
-            assert_softmax(out, x, f"{plan.describe(n, 132)} {n} {dtype}")
+            _gpu_check_poisoned(x, plan, f"{plan.describe(n, 132)} {n} {dtype}")
 
 
 @pytest.mark.gpu
@@ -553,11 +558,8 @@ def test_gpu_lagged_kernel(dtype, monkeypatch):
             x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
             for plan in plans:
                 for _ in range(2):
-                    out = torch.full_like(x, float("nan"))
-                    T.softmax_rows(x, out, plan)
-                    torch.cuda.synchronize()
-                    assert_softmax(out, x, f"{plan.describe(n)} {m}x{n} shift {shift} {dtype} "
-                                           f"wait {wait_ns} ns")
+                    _gpu_check_poisoned(x, plan, f"{plan.describe(n)} {m}x{n} shift {shift} "
+                                                 f"{dtype} wait {wait_ns} ns")
     T.clear_launch_cache()
 
 
