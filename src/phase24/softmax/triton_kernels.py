@@ -378,6 +378,9 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
             kept_hi = keep_hi
         kept_max = m_safe
     if gave_up > 0:  # the slow way, value by value: the row's (max, sum), then the chunk
+        # One thread stored each mark; the barrier makes the marks visible to every thread, so
+        # that all warps agree on which items to redo (they reduce together).
+        tl.debug_barrier()
         cols = tl.arange(0, SEG)
         for item in range(pid, total, nprog):
             if tl.load(marks + item) != 0:
