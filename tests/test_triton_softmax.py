@@ -259,7 +259,8 @@ def test_dispatch_thresholds():
     assert T.default_plan(1 << 21, 128, 4, sms).block_m > 1          # several rows per tile
     p = T.default_plan(8192, 32768, 4, sms)
     assert p.path == "rows" and p.block_m == 1 and p.per_sm > 0      # persistent medium
-    assert T.default_plan(1024, 262144, 4, sms).path == "split"
+    # Bulk long rows: the Gluon ring kernel on a GPU, the two-launch split in the interpreter.
+    assert T.default_plan(1024, 262144, 4, sms).path == ("split" if INTERP else "ring")
     # Few long rows: the lagged kernel on a GPU, the split in the interpreter (one program
     # there: the lagged kernel would take its slow way); beyond LAGGED_MAX_S chunks, the split.
     few_long = "split" if INTERP else "lagged"
@@ -274,6 +275,7 @@ def test_dispatch_thresholds():
         "PHASE24_TRITON_SPLIT_MODE", "twopass"))                      # no waiting by default
     bulk = T.candidate_plans(1024, 262144, 2, sms)
     assert {"split", "looped", "lagged"} <= {c.path for c in bulk}
+    assert ("ring" in {c.path for c in bulk}) == (not INTERP and T.gluon_available())
     for elem in (4, 2):
         for n in (128, 1000, 4096, 32768, 65536, 262144, 3 << 20):
             for m in (1, 64, 4096, 1 << 20):
@@ -284,9 +286,44 @@ def test_dispatch_thresholds():
                         s, cpp = T._split_shape(n, c.seg, c.s_max or sms)
                         assert s <= sms and s * cpp * c.seg >= n  # no deadlock, all covered
                         assert (s - 1) * cpp * c.seg < n          # no empty program
-                    if c.path == "lagged":                        # one read of the partials
+                    if c.path in ("lagged", "ring"):              # one read of the partials
                         assert T._cdiv(n, c.seg) <= T.LAGGED_MAX_S
                     assert c.num_warps in (1, 2, 4, 8, 16, 32)
+
+
+@pytest.mark.skipif(not T.gluon_available(), reason="this Triton has no Gluon")
+@pytest.mark.skipif(INTERP, reason="compiles: runs in the parent process, not the interpreter's")
+def test_ring_kernel_compiles_for_ampere_ada_hopper():
+    # Without a GPU: ring_kernel compiled (Triton's own ptxas) for sm_80, sm_89 and sm_90 in
+    # every ring plan, with N and the row stride of unknown divisibility, as most shapes are:
+    # every copy must still be one 16-byte cp.async (no 2-byte copies: those do not exist),
+    # every store 16 bytes, and the ring must fit in Ada's 99 KB of shared memory per block.
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from phase24.softmax.gluon_kernels import ring_kernel
+
+    ints = {"M": "i32", "N": "i32", "stride_x": "i32", "S": "i32", "WAIT_NS": "i32"}
+    for cc in (80, 89, 90):
+        for dt, elem in (("fp32", 4), ("bf16", 2), ("fp16", 2)):
+            for seg, warps, lag, ahead in T.RING_CONFIGS[elem]:
+                sig = {"x_ptr": f"*{dt}", "out_ptr": f"*{dt}", "ws_ptr": "*i64", **ints,
+                       **dict.fromkeys(["SEG", "VEC", "LAG", "AHEAD", "PBLOCK", "EVEN", "FOLD"],
+                                       "constexpr")}
+                consts = dict(SEG=seg, VEC=16 // elem, LAG=lag, AHEAD=ahead, PBLOCK=64,
+                              EVEN=False, FOLD=elem == 2)
+                aligned = {(i,): [["tt.divisibility", 16]] for i in range(3)}  # the pointers
+                k = triton.compile(GluonASTSource(ring_kernel, sig, consts, aligned),
+                                   target=GPUTarget("cuda", cc, 32), options={"num_warps": warps})
+                ptx, what = k.asm["ptx"], f"sm_{cc} {dt} {seg} {warps} {lag} {ahead}"
+                copies = [ln for ln in ptx.splitlines() if "cp.async.cg.shared.global" in ln]
+                assert copies and all(", 0x10," in ln for ln in copies), what
+                stores = [ln for ln in ptx.splitlines() if "st.global" in ln and "b64" not in ln]
+                assert any("st.global.v4" in ln for ln in stores), what
+                assert k.metadata.shared <= 99 * 1024, what
+                if elem == 2 and seg == 4096 and cc == 90:
+                    assert "bar.red.and.pred" in ptx, what
 
 
 def test_launchers_are_cached_per_shape_stride_and_alignment(interp, builds):
@@ -565,6 +602,39 @@ def test_gpu_lagged_kernel(dtype, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gpu_ring_kernel(dtype, monkeypatch):
+    # The Gluon ring kernel (both ring plans, and a small one with 2 warps, lag 1, ahead 1) on
+    # rows that are whole 16-byte copies (N a multiple of the chunk or not, not a multiple of
+    # 16 values), with special values, more items than programs; rows that are not (odd N,
+    # rows starting anywhere) take the lagged kernel instead, and are checked too. Then with a
+    # wait limit of 0 ns: programs give up on peers and redo items the slow way.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if not T.gluon_available() or torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("the ring kernel needs Gluon and a GPU of compute capability 8.0 or later")
+    elem = torch.empty(0, dtype=dtype).element_size()
+    plans = T._ring_plans(262144, elem) + [T.Plan("ring", seg=2048, num_warps=2, lag=1, ahead=1)]
+    assert len(plans) == 3
+    shapes = ((700, 65536, 0), (300, 20008, 0), (9, 262144, 0), (200, 3 * 4096 + 8, 0),
+              (300, 20001, 1))
+    for wait_ns in (T.LAGGED_WAIT_NS, 0):
+        monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
+        T.clear_launch_cache()
+        for m, n, shift in shapes:
+            x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
+            for plan in plans:
+                for _ in range(2):
+                    _gpu_check_poisoned(x, plan, f"{plan.describe(n)} {m}x{n} shift {shift} "
+                                                 f"{dtype} wait {wait_ns} ns")
+                kernels = {st.fn.__name__ for key, launcher in T._LAUNCHERS.items()
+                           if key[3] == x.shape and key[-1] == plan
+                           for steps, _ in launcher.bound.values() for st in steps}
+                assert kernels == {"lagged_kernel" if shift else "ring_kernel"}, kernels
+    T.clear_launch_cache()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_gpu_direct_launches_match_the_jit(monkeypatch):
     # Cached direct launches against Triton's JIT launches (PHASE24_TRITON_DIRECT=0), bit for
     # bit, on few-row and bulk shapes, alternating aligned and misaligned rows of one shape (the
@@ -574,7 +644,8 @@ def test_gpu_direct_launches_match_the_jit(monkeypatch):
     for dtype in (torch.float32, torch.bfloat16):
         for m, n in ((1, 32768), (8, 131072), (300, 1000), (200, 65536)):
             base = randn((m, n + 1), dtype, seed=m + n, device="cuda")
-            views = [base[:, :n], base[:, 1:], base[:, :n], base[:, 1:]]
+            dense = randn((m, n), dtype, seed=m + n + 1, device="cuda")  # (ring kernel: bulk)
+            views = [base[:, :n], base[:, 1:], base[:, :n], base[:, 1:], dense]
             fns = [T.triton_softmax, T.triton_softmax_naive] if n <= T.NAIVE_MAX_N else \
                 [T.triton_softmax]
             for f in fns:

@@ -83,6 +83,12 @@ LAGGED_MAX_S = 256               # lagged kernel: at most this many chunks per r
 # per SM instead of 5 (with 8-16 bytes of spills).
 LAGGED_CONFIGS = {4: [(2048, 4, 72), (1024, 2, 72), (2048, 4, 80)],
                   2: [(2048, 2, 0), (1024, 1, 0), (4096, 4, 0)]}
+# Ring plans (chunk, warps, lag, ahead): the Gluon kernel (gluon_kernels.ring_kernel), chunks in
+# a shared-memory ring; the best of the H200 exploration runs of 2026-11-30
+# (results/h200/explore/gluon-ring-2026-11-30-*): bfloat16 83.9-86.4% of copy at 32768-262144,
+# float32 90.3-93.9% at 65536-262144. The first of each is the default for bulk long rows on a GPU.
+RING_CONFIGS = {4: [(4096, 4, 3, 1), (4096, 4, 2, 2)],
+                2: [(4096, 4, 3, 1), (4096, 4, 4, 1)]}
 INTERPRETER_SPIN_LIMIT = 64      # interpreter polls (programs run in turn: a wait never succeeds)
 TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings mean something)
 
@@ -91,7 +97,7 @@ TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings
 class Plan:
     """How ``triton`` runs one shape. Fields unused by a path are left at their defaults."""
 
-    path: str                    # "rows", "split" or "looped"
+    path: str                    # "rows", "split", "looped", "lagged" or "ring"
     num_warps: int = 4
     block_m: int = 1             # rows: rows per tile
     per_sm: int = 0              # rows: 0 = one tile per program; k = persistent grid of k x SMs
@@ -104,6 +110,8 @@ class Plan:
     l2_mb: int = 0               # looped: cap programs so that rows in flight fit this (0: none)
     hints: bool = True           # looped: L2 eviction hints on the loads and stores
     maxnreg: int = 0             # lagged: cap on registers per thread (0: ptxas chooses)
+    lag: int = 0                 # ring: steps a chunk waits in the ring for its row's partials
+    ahead: int = 0               # ring: chunks being copied ahead of the one being reduced
 
     def describe(self, n: int | None = None, sms: int | None = None) -> str:
         if self.path == "rows":
@@ -118,6 +126,12 @@ class Plan:
             if self.l2_mb:
                 text += f" (rows in flight <= {self.l2_mb} MB)"
             return text + f", num_stages={self.num_stages}" + ("" if self.hints else ", no hints")
+        if self.path == "ring":
+            text = (f"ring_kernel (Gluon): chunks of {self.seg}, {self.num_warps} warps, "
+                    f"lag {self.lag}, ahead {self.ahead}")
+            if n is not None:
+                text += f", {_cdiv(n, self.seg)} chunks per row"
+            return text + ", all resident"
         if self.path == "lagged":
             text = f"lagged_kernel: chunks of {self.seg}, {self.num_warps} warps"
             if n is not None:
@@ -207,6 +221,29 @@ def _lagged_plans(n: int, elem: int) -> list[Plan]:
             if _cdiv(n, seg) <= LAGGED_MAX_S]
 
 
+def _ring_plans(n: int, elem: int) -> list[Plan]:
+    """The ring plans for rows of n values: on a GPU with Gluon only (no interpreter)."""
+    if triton_interpreter_active() or not gluon_available():
+        return []
+    return [Plan("ring", seg=seg, num_warps=warps, lag=lag, ahead=ahead)
+            for seg, warps, lag, ahead in RING_CONFIGS.get(elem, RING_CONFIGS[2])
+            if _cdiv(n, seg) <= LAGGED_MAX_S]
+
+
+def gluon_available() -> bool:
+    """Whether this Triton has Gluon with Ampere's asynchronous copies (Triton 3.5 and later)."""
+    if "gluon" not in _GLUON:
+        try:
+            importlib.import_module("triton.experimental.gluon.language.nvidia.ampere.async_copy")
+            _GLUON["gluon"] = True
+        except ImportError:
+            _GLUON["gluon"] = False
+    return _GLUON["gluon"]
+
+
+_GLUON: dict = {}
+
+
 def few_rows_seg(m: int, n: int, sms: int) -> int:
     """Chunk size for few rows: about two programs per SM have work (M*S ~ 2 x SMs)."""
     return min(SPLIT_SEG, max(SPLIT_SEG_MIN, _prev_pow2(m * n // (2 * sms))))
@@ -219,9 +256,10 @@ def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
     launch, no workspace); a longer one runs the first lagged plan on a GPU (64 x 262144 float32:
     47.6 us against the two-launch split's 60.9 us in the bench runs of e59fdcd and 8d8cefb; but
     8 x 131072 11.9 us against 11.5 in float32, 11.1 against 10.1 in bfloat16), the two-launch
-    split in the interpreter. Bulk rows longer than one program holds: the two-launch
-    split (reads the input twice: 65.2-65.5% of copy fp32, 54.4-54.8% bf16 in the H200
-    exploration run of 2026-11-30); the autotuner also tries the looped and lagged kernels.
+    split in the interpreter. Bulk rows longer than one program holds: on a GPU with Gluon, the
+    first ring plan (see RING_CONFIGS); otherwise the two-launch split (reads the input twice:
+    65.2-65.5% of copy fp32, 54.4-54.8% bf16 in the H200 exploration run of 2026-11-30). The
+    autotuner also tries the looped and lagged kernels.
     """
     bn = _next_pow2(n)
     if bn * elem <= SHORT_ROW_BYTES:
@@ -235,7 +273,8 @@ def default_plan(m: int, n: int, elem: int, sms: int) -> Plan:
         return _split_plan(few_rows_seg(m, n, sms))
     if bn <= ROWS_MAX_BLOCK[elem]:
         return _rows_plan(bn, ROWS_TILE, 16 if bn < 32768 else 32, -1, 1)
-    return _split_plan(SPLIT_SEG)
+    ring = _ring_plans(n, elem)
+    return ring[0] if ring else _split_plan(SPLIT_SEG)
 
 
 def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
@@ -264,8 +303,9 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
     else:
         if bn <= ROWS_MAX_CANDIDATE:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
-        cands += [_looped_plan(elem, 2, LOOPED_L2_MB), _looped_plan(elem, 2, 0),
-                  _looped_plan(elem, 2, LOOPED_L2_MB // 2)]
+        cands += _ring_plans(n, elem)
+        cands += [_split_plan(SPLIT_SEG), _looped_plan(elem, 2, LOOPED_L2_MB),
+                  _looped_plan(elem, 2, 0), _looped_plan(elem, 2, LOOPED_L2_MB // 2)]
         cands += _lagged_plans(n, elem)
     return list(dict.fromkeys(cands))  # without repeats, in order
 
@@ -397,6 +437,8 @@ def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = (),
         return _Launcher(dev, lambda: steps, env, direct)
     if plan.path == "lagged":
         return _build_lagged(plan, x2d, sms, env, dev, direct, out_align)
+    if plan.path == "ring":
+        return _build_ring(plan, x2d, sms, env, dev, direct, out_align)
     if plan.path == "naive":
         steps = ([_Step(kernel("naive"), m, (n, stride), dict(
             BLOCK_N=_next_pow2(n), num_warps=plan.num_warps))], None)
@@ -461,6 +503,46 @@ def _build_lagged(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, dire
             grid = min(total, max(1, plan.per_sm * sms))
         return [_Step(k, grid, args, kw)], ws
     return _Launcher(dev, make, env, direct)
+
+
+def _build_ring(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct: bool,
+                out_align: int):
+    """ring_kernel (Gluon) where it applies: a GPU of compute capability 8.0 or later, rows of
+    whole 16-byte copies (N and the row stride multiples of 16 bytes, both pointers 16-byte
+    aligned) and a ring that fits in shared memory. Elsewhere the first lagged plan (or the split,
+    for rows of more than LAGGED_MAX_S lagged chunks) runs instead."""
+    m, n = x2d.shape
+    elem = x2d.element_size()
+    vec = 16 // elem
+    ring_bytes = (plan.lag + plan.ahead + 1) * plan.seg * elem
+    fits = (dev is not None and gluon_available()
+            and torch.cuda.get_device_capability(dev)[0] >= 8
+            and ring_bytes + 1024 <= _smem_per_block(dev))
+    if not (fits and n % vec == 0 and x2d.stride(0) % vec == 0 and x2d.data_ptr() % 16 == 0
+            and out_align == 0):
+        lagged = _lagged_plans(n, elem)
+        return _build(lagged[0] if lagged else _split_plan(SPLIT_SEG), x2d, sms, env, out_align)
+    from phase24.softmax.gluon_kernels import ring_kernel
+
+    s = _cdiv(n, plan.seg)
+    total = m * s
+    kw = dict(SEG=plan.seg, VEC=vec, LAG=plan.lag, AHEAD=plan.ahead,
+              PBLOCK=max(32, _next_pow2(s)), EVEN=n % plan.seg == 0, FOLD=elem == 2,
+              num_warps=plan.num_warps)
+    device = x2d.device
+
+    def make():
+        # As the lagged kernel's: [abort flag, one partial per item, one mark per item].
+        ws = torch.zeros(1 + 2 * total, dtype=torch.int64, device=device)
+        args = (ws, m, n, x2d.stride(0), s, LAGGED_WAIT_NS)
+        grid = min(total, _resident_per_sm(ring_kernel, x2d, args, kw) * sms)
+        return [_Step(ring_kernel, grid, args, kw)], ws
+    return _Launcher(dev, make, env, direct)
+
+
+def _smem_per_block(dev: int) -> int:
+    props = torch.cuda.get_device_properties(dev)
+    return getattr(props, "shared_memory_per_block_optin", 48 * 1024)
 
 
 def _resident_per_sm(fn, x2d: torch.Tensor, args: tuple, kw: dict) -> int:

@@ -1,0 +1,187 @@
+"""A Gluon kernel for long rows: ``lagged_kernel`` with its chunks in shared memory.
+
+Gluon is Triton's lower-level language (``triton.experimental.gluon``, same compiler, same
+package): the programmer states each tensor's layout across threads and may allocate shared
+memory and copy into it asynchronously. That is what plain Triton cannot express, and what
+``lagged_kernel`` lacks for 16-bit rows: there, the chunk a program keeps until its row's
+partials arrive lives in registers, which caps how much data is in flight and how long a
+program can wait (one step). Here the chunks live in a ring of shared-memory buffers filled with
+``cp.async`` (Ampere and later): AHEAD chunks are in flight, LAG chunks wait for their rows'
+partials, one is being reduced. Gluon has no interpreter: this kernel runs on a GPU only.
+"""
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+
+LOG2E = gl.constexpr(1.4426950408889634)
+
+
+@gluon.jit
+def _relaxed_load(ptrs):
+    return gl.inline_asm_elementwise("ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l", [ptrs],
+                                     dtype=gl.int64, is_pure=False, pack=1)
+
+
+@gluon.jit
+def _now():
+    return gl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=gl.int64,
+                                     is_pure=False, pack=1)
+
+
+@gluon.jit
+def _all_threads(flag):
+    # 1 if flag is non-zero in every thread of the program, else 0, in every thread: one
+    # barrier (bar.red.and), so that all warps take the same way.
+    return gl.inline_asm_elementwise(
+        "{ .reg .pred p, q; setp.ne.s32 p, $1, 0; bar.red.and.pred q, 0, p; "
+        "selp.s32 $0, 1, 0, q; }",
+        "=r,r", [flag], dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
+def _chunk_stats(x, FOLD: gl.constexpr):
+    # (max, sum of exp(x - max)) of a [R, T, VEC] chunk. A chunk of only -inf gives (-inf, 0).
+    m = gl.max(gl.max(gl.max(x, axis=2), axis=0), axis=0)
+    m_safe = gl.where(m == float("-inf"), 0.0, m)
+    if FOLD:
+        e = gl.exp2(x * LOG2E - m_safe * LOG2E)
+    else:
+        e = gl.exp2((x - m_safe) * LOG2E)
+    return m, gl.sum(gl.sum(gl.sum(e, axis=2), axis=0), axis=0)
+
+
+# --8<-- [start:ring_kernel]
+@gluon.jit
+def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
+                SEG: gl.constexpr, VEC: gl.constexpr, LAG: gl.constexpr, AHEAD: gl.constexpr,
+                PBLOCK: gl.constexpr, EVEN: gl.constexpr, FOLD: gl.constexpr):
+    # As lagged_kernel (items, partial words, give-up and redo), with the chunks in shared
+    # memory. At step k a program starts copying the chunk of step k + AHEAD into a ring of
+    # LAG + AHEAD + 1 buffers, reduces and publishes the chunk of step k, and finishes the item
+    # of step k - LAG from the ring (exponentiating it again). A chunk is a [R, T, VEC] block:
+    # thread t copies VEC contiguous values (16 bytes) in each of R rounds, and reads back
+    # exactly the values it copied, so its own cp.async.wait_group is all the synchronisation
+    # a buffer needs.
+    # FOLD (16-bit outputs): exp2(x * log2e - b), one FFMA before the exp2, with the max (and
+    # in part 2 the log of the row's sum) folded into b; rounding x * log2e costs ~1e-7 |x|
+    # relative, far below a 16-bit output's rounding.
+    # EVEN: N is a multiple of SEG (no value of a chunk is masked).
+    # The host sends N and the row stride as multiples of VEC (whole 16-byte copies); written
+    # so, the compiler knows it too.
+    N = N // VEC * VEC
+    stride_x = stride_x // VEC * VEC
+    STAGES: gl.constexpr = LAG + AHEAD + 1
+    T: gl.constexpr = 32 * gl.num_warps()
+    R: gl.constexpr = SEG // (T * VEC)
+    blk: gl.constexpr = gl.BlockedLayout([1, 1, VEC], [1, 32, 1], [1, gl.num_warps(), 1],
+                                         [2, 1, 0])
+    every_warp: gl.constexpr = gl.BlockedLayout([PBLOCK // 32], [32], [gl.num_warps()], [0])
+    ring = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [STAGES, R, T, VEC],
+                                     gl.SwizzledSharedLayout(1, 1, 1, order=[2, 1, 0]))
+    pid = gl.program_id(0)
+    nprog = gl.num_programs(0)
+    total = M * S
+    dt = x_ptr.dtype.element_ty
+    r_ = gl.arange(0, R, layout=gl.SliceLayout(1, gl.SliceLayout(2, blk)))
+    t_ = gl.arange(0, T, layout=gl.SliceLayout(0, gl.SliceLayout(2, blk)))
+    v_ = gl.arange(0, VEC, layout=gl.SliceLayout(0, gl.SliceLayout(1, blk)))
+    lead = (gl.expand_dims(gl.expand_dims(r_, 1), 2) * (T * VEC)     # [R, T, 1]: the first
+            + gl.expand_dims(gl.expand_dims(t_, 0), 2) * VEC)        # value of each copy
+    cols = lead + gl.expand_dims(gl.expand_dims(v_, 0), 1)          # (masks on whole copies)
+    pidx = gl.arange(0, PBLOCK, layout=every_warp)  # each warp reads all of a row's words
+    words = ws_ptr + 1
+    marks = ws_ptr + 1 + total
+    n_steps = gl.cdiv(total - pid, nprog)
+    for j in gl.static_range(AHEAD):
+        item = pid + j * nprog
+        row = item // S
+        start = (item - row * S) * SEG
+        cp.async_copy_global_to_shared(ring.index(j), x_ptr + row.to(gl.int64) * stride_x + start
+                                       + cols, mask=(start + lead < N) & (item < total))
+        cp.commit_group()
+    gave_up = 0
+    for k in range(0, n_steps + LAG):
+        item = pid + k * nprog
+        done = item - LAG * nprog
+        drow = gl.maximum(done, 0) // S
+        pptr = words + drow * S + gl.minimum(pidx, S - 1)  # lanes >= S re-read a real word
+        p = _relaxed_load(pptr)  # the finished row's partials, read early
+        nxt = item + AHEAD * nprog
+        nrow = nxt // S
+        nstart = (nxt - nrow * S) * SEG
+        cp.async_copy_global_to_shared(ring.index((k + AHEAD) % STAGES),
+                                       x_ptr + nrow.to(gl.int64) * stride_x + nstart + cols,
+                                       mask=(nstart + lead < N) & (nxt < total))
+        cp.commit_group()
+        cp.wait_group(AHEAD)  # this step's chunk has landed (the AHEAD younger ones may not)
+        # 1. This step's chunk: (max, sum of exp), published as one word by one thread.
+        if item < total:
+            x = ring.index(k % STAGES).load(blk).to(gl.float32)
+            if not EVEN:  # (masked copies wrote zeros)
+                x = gl.where((item - (item // S) * S) * SEG + lead < N, x, float("-inf"))
+            m, s = _chunk_stats(x, FOLD)
+            word = ((m.to(gl.int32, bitcast=True).to(gl.int64) << 32)
+                    | (s.to(gl.int32, bitcast=True).to(gl.int64) & 0xFFFFFFFF))
+            gl.inline_asm_elementwise(
+                "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
+                "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
+                "=r,l,l", [words + item, word], dtype=gl.int32, is_pure=False, pack=1)
+        # 2. The item of step k - LAG: its row's partials, combined; its chunk, written. Each
+        #    warp reads and combines the words on its own; one barrier makes the verdicts
+        #    (all published? stop waiting?) one for the program. A published word is final,
+        #    so warps that all saw every word hold the same words.
+        if done >= 0:
+            ready = _all_threads(gl.min((p != 0).to(gl.int32), axis=0))
+            if ready == 0:
+                stop = 0
+                t0 = _now()
+                while (ready == 0) & (stop == 0):
+                    p = gl.inline_asm_elementwise(
+                        "nanosleep.u32 100;\n\tld.relaxed.gpu.global.b64 $0, [$1];",
+                        "=l,l", [pptr], dtype=gl.int64, is_pure=False, pack=1)
+                    late = (gl.load(ws_ptr, volatile=True) != 0) | (_now() - t0 > WAIT_NS)
+                    ready = _all_threads(gl.min((p != 0).to(gl.int32), axis=0))
+                    stop = 1 - _all_threads(1 - late.to(gl.int32))  # late anywhere: stop
+            if ready != 0:
+                pm = gl.where(pidx < S, (p >> 32).to(gl.int32).to(gl.float32, bitcast=True),
+                              float("-inf"))
+                ps = gl.where(pidx < S, p.to(gl.int32).to(gl.float32, bitcast=True), 0.0)
+                m_row = gl.max(pm, axis=0)
+                s_row = gl.sum(ps * gl.exp2((pm - m_row) * LOG2E), axis=0)
+                dstart = (done - drow * S) * SEG
+                x = ring.index((k - LAG) % STAGES).load(blk).to(gl.float32)
+                if FOLD:
+                    y = gl.exp2(x * LOG2E - (m_row * LOG2E + gl.log2(s_row)))
+                else:
+                    y = gl.exp2((x - m_row) * LOG2E) * (1.0 / s_row)
+                gl.store(out_ptr + drow.to(gl.int64) * N + dstart + cols, y.to(dt),
+                         mask=dstart + lead < N)
+            else:  # gave up: nobody waits any more; the item is redone after the loop
+                gl.atomic_max(ws_ptr, 1, sem="relaxed")
+                gl.store(marks + done, 1)
+                gave_up += 1
+    cp.wait_group(0)
+    if gave_up > 0:  # the slow way: the row's (max, sum) from the input, then the chunk
+        gl.thread_barrier()  # every thread sees the marks (one thread stored each)
+        for item in range(pid, total, nprog):
+            if gl.load(marks + item) != 0:
+                row = item // S
+                x_row = x_ptr + row.to(gl.int64) * stride_x
+                m_row = gl.full([], float("-inf"), gl.float32)
+                s_row = gl.zeros([], gl.float32)
+                for c in range(0, N, SEG):
+                    xc = gl.load(x_row + c + cols, mask=c + lead < N,
+                                 other=float("-inf")).to(gl.float32)
+                    mc, sc = _chunk_stats(xc, False)
+                    m_new = gl.maximum(m_row, mc)
+                    m_new_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+                    s_row = (s_row * gl.exp2((m_row - m_new_safe) * LOG2E)
+                             + sc * gl.exp2((mc - m_new_safe) * LOG2E))
+                    m_row = m_new
+                c0 = (item - row * S) * SEG
+                xc = gl.load(x_row + c0 + cols, mask=c0 + lead < N,
+                             other=float("-inf")).to(gl.float32)
+                y = gl.exp2((xc - m_row) * LOG2E) * (1.0 / s_row)
+                gl.store(out_ptr + row.to(gl.int64) * N + c0 + cols, y.to(dt), mask=c0 + lead < N)
+# --8<-- [end:ring_kernel]
