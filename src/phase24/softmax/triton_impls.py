@@ -300,6 +300,11 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
             # 127-128 at 8, no spills: two programs per SM either way.
             cands += [replace(first, num_warps=16, per_sm=0), replace(first, num_warps=16),
                       replace(first, num_warps=8, per_sm=0)]
+        if bn == ROWS_MAX_CANDIDATE:
+            # Rows of 32768: the ring kernel too (8 chunks per row). bfloat16 8192 x 32768:
+            # rows_kernel 77% of copy in the bench run of 6f3a592, the ring 83.9-84.5% in the
+            # H200 exploration runs of 2026-11-30.
+            cands += _ring_plans(n, elem)
     else:
         if bn <= ROWS_MAX_CANDIDATE:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
