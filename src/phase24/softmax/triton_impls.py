@@ -537,12 +537,11 @@ def _build_ring(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct
     device = x2d.device
 
     def make():
-        # [launches, programs finished, abort flag, one partial per item, one mark per item],
-        # zeroed once here: the kernel leaves it ready for its next launch (see ring_kernel).
-        ws = torch.zeros(3 + 2 * total, dtype=torch.int64, device=device)
+        # As the lagged kernel's: [abort flag, one partial per item, one mark per item].
+        ws = torch.zeros(1 + 2 * total, dtype=torch.int64, device=device)
         args = (ws, m, n, x2d.stride(0), s, LAGGED_WAIT_NS)
         grid = min(total, _resident_per_sm(ring_kernel, x2d, args, kw) * sms)
-        return [_Step(ring_kernel, grid, args, kw)], None
+        return [_Step(ring_kernel, grid, args, kw)], ws
     return _Launcher(dev, make, env, direct)
 
 
