@@ -11,6 +11,11 @@ BLOCK_N), the element size and the number of rows M:
   persistent programs (grid = SMs x the programs that fit on an SM) striding over rows. Few rows
   (M < SMs) take this path too when BLOCK_N <= 32768: one launch, no workspace.
 * long rows (and few rows longer than 32768): a row is cut into chunks spread over programs.
+  ``ring_kernel`` (gluon_kernels.py, Gluon; on a GPU the default for bulk long rows and the
+  autotuner's first candidates, also tried on rows of 32768): the lagged kernel below with its
+  chunks in a shared-memory ring, finished three steps after they arrive: 90.5-94.1% of copy for
+  float32 rows of 65536-262144, 84.2-85.2% for bfloat16 rows of 32768-262144 (bench run of
+  a2d0aa2). Rows that are not whole 16-byte copies, and GPUs before Ampere, run the lagged kernel.
   ``lagged_kernel`` (on a GPU: the few-row default, and among the autotuner's candidates for
   long bulk rows, where it beat the split and looped kernels on every shape in the H200
   exploration runs of 2026-11-30): one launch, persistent programs, all resident; each keeps
@@ -21,7 +26,7 @@ BLOCK_N), the element size and the number of rows M:
   ~67%, whether the second read comes from DRAM or from the L2: the lagged kernel reading its
   chunk again from the L2 (one step after the first read) instead of keeping it measured
   63-68% (float32) and 55-65% (bfloat16). ``split_kernel``, the heuristic default for bulk long
-  rows and the interpreter's: partial (max, sum) per chunk, then combine and write, in two
+  rows in the interpreter (and without Gluon): partial (max, sum) per chunk, then combine and write, in two
   launches (the input is read twice: at best 67%), or with PHASE24_TRITON_SPLIT_MODE=fused in one
   launch where a row's programs wait for each other (slower and erratic: 26-48%). The autotuner
   also tries ``looped_kernel`` (one program per row, two passes over the row, optionally with the
