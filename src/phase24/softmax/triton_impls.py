@@ -26,9 +26,10 @@ BLOCK_N), the element size and the number of rows M:
   ~67%, whether the second read comes from DRAM or from the L2: the lagged kernel reading its
   chunk again from the L2 (one step after the first read) instead of keeping it measured
   63-68% (float32) and 55-65% (bfloat16). ``split_kernel``, the heuristic default for bulk long
-  rows in the interpreter (and without Gluon): partial (max, sum) per chunk, then combine and write, in two
-  launches (the input is read twice: at best 67%), or with PHASE24_TRITON_SPLIT_MODE=fused in one
-  launch where a row's programs wait for each other (slower and erratic: 26-48%). The autotuner
+  rows in the interpreter (and without Gluon): partial (max, sum) per chunk, then combine and
+  write, in two launches (the input is read twice: at best 67%), or with
+  PHASE24_TRITON_SPLIT_MODE=fused in one launch where a row's programs wait for each other (slower
+  and erratic: 26-48%). The autotuner
   also tries ``looped_kernel`` (one program per row, two passes over the row, optionally with the
   programs in flight capped so that the second read can hit the L2): 57-71%.
 
@@ -307,8 +308,8 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
                       replace(first, num_warps=8, per_sm=0)]
         if bn == ROWS_MAX_CANDIDATE:
             # Rows of 32768: the ring kernel too (8 chunks per row). bfloat16 8192 x 32768:
-            # rows_kernel 77% of copy in the bench run of 6f3a592, the ring 83.9-84.5% in the
-            # H200 exploration runs of 2026-11-30.
+            # rows_kernel 77.0% of copy in the bench run of 6f3a592, 84.2% with these candidates
+            # in the run of a2d0aa2 (the ring 83.9-84.5% in the exploration runs).
             cands += _ring_plans(n, elem)
     else:
         if bn <= ROWS_MAX_CANDIDATE:
