@@ -47,6 +47,7 @@ more than two chunks.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass, replace
@@ -236,18 +237,14 @@ def _ring_plans(n: int, elem: int) -> list[Plan]:
             if _cdiv(n, seg) <= LAGGED_MAX_S]
 
 
+@functools.cache
 def gluon_available() -> bool:
     """Whether this Triton has Gluon with Ampere's asynchronous copies (Triton 3.5 and later)."""
-    if "gluon" not in _GLUON:
-        try:
-            importlib.import_module("triton.experimental.gluon.language.nvidia.ampere.async_copy")
-            _GLUON["gluon"] = True
-        except ImportError:
-            _GLUON["gluon"] = False
-    return _GLUON["gluon"]
-
-
-_GLUON: dict = {}
+    try:
+        importlib.import_module("triton.experimental.gluon.language.nvidia.ampere.async_copy")
+    except ImportError:
+        return False
+    return True
 
 
 def few_rows_seg(m: int, n: int, sms: int) -> int:
@@ -500,13 +497,9 @@ def _build_lagged(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, dire
               num_stages=1)
     if plan.maxnreg and gpu:
         kw["maxnreg"] = plan.maxnreg
-    device = x2d.device
 
     def make():
-        # [abort flag, one partial per item, one mark per item], zeroed on the stream before
-        # every launch.
-        ws = torch.zeros(1 + 2 * total, dtype=torch.int64, device=device)
-        args = (ws, m, n, x2d.stride(0), s, LAGGED_WAIT_NS)
+        ws, args = _lagged_workspace(x2d, s)
         if gpu:
             per_sm = _resident_per_sm(k, x2d, args, kw)
             grid = min(total, (min(per_sm, plan.per_sm) if plan.per_sm else per_sm) * sms)
@@ -540,15 +533,21 @@ def _build_ring(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct
     kw = dict(SEG=plan.seg, VEC=vec, LAG=plan.lag, AHEAD=plan.ahead,
               PBLOCK=max(32, _next_pow2(s)), EVEN=n % plan.seg == 0, FOLD=elem == 2,
               num_warps=plan.num_warps)
-    device = x2d.device
 
     def make():
-        # As the lagged kernel's: [abort flag, one partial per item, one mark per item].
-        ws = torch.zeros(1 + 2 * total, dtype=torch.int64, device=device)
-        args = (ws, m, n, x2d.stride(0), s, LAGGED_WAIT_NS)
+        ws, args = _lagged_workspace(x2d, s)
         grid = min(total, _resident_per_sm(ring_kernel, x2d, args, kw) * sms)
         return [_Step(ring_kernel, grid, args, kw)], ws
     return _Launcher(dev, make, env, direct)
+
+
+def _lagged_workspace(x2d: torch.Tensor, s: int) -> tuple:
+    """The workspace of the lagged and ring kernels for rows of s chunks, and their arguments
+    after (x, out): int64 [abort flag, one partial per item, one mark per item], zeroed on the
+    stream before every launch (the launcher does it)."""
+    m, n = x2d.shape
+    ws = torch.zeros(1 + 2 * m * s, dtype=torch.int64, device=x2d.device)
+    return ws, (ws, m, n, x2d.stride(0), s, LAGGED_WAIT_NS)
 
 
 def _smem_per_block(dev: int) -> int:
