@@ -11,9 +11,8 @@ Times are the bench's (harness time_us). The exchange gives up waiting after 0.1
 """
 import json, sys, time
 import torch
-from phase24.harness.bench import copy_gbps, time_us
-from phase24.harness.check import compare
-from phase24.softmax import softmax_reference
+from explore_common import LONG, Shape
+from phase24.harness.bench import copy_gbps
 from phase24.softmax import cuda_impls as ci
 from phase24.softmax import triton_impls as T
 from phase24.softmax.triton_impls import _cdiv, _next_pow2, _rows_plan, triton_softmax
@@ -145,10 +144,6 @@ class Exchange:
         exchange_kernel[self.grid](x, out, *self.args, **self.kw)
         return out
 
-LONG = ["float32:4096x65536", "float32:2048x131072", "float32:1024x262144",
-        "bfloat16:8192x32768", "bfloat16:4096x65536", "bfloat16:2048x131072",
-        "bfloat16:1024x262144", "float32:64x262144", "bfloat16:64x262144",
-        "float32:8x131072", "bfloat16:8x131072"]
 SHORT = ["float32:2097152x128", "float32:1048576x256", "float32:524288x512"]
 EXCHANGE = [(2048, 8), (4096, 8), (4096, 16), (8192, 32), (8192, 16)]
 out_path = sys.argv[1]
@@ -163,48 +158,24 @@ for spec in SHAPES:
     if time.time() - t_start > 420:
         print("time budget spent: stopping", flush=True)
         break
-    dt, mn = spec.split(":")
-    m, n = map(int, mn.split("x"))
-    dtype = getattr(torch, dt)
-    x = torch.randn(m, n, device="cuda", dtype=dtype) * 3
-    ref = softmax_reference(x)
+    shape = Shape(spec, copy, width=58)
+    x, n = shape.x, shape.n
     out = torch.empty_like(x)
-    nbytes = 2 * x.numel() * x.element_size()
-    row = {"dtype": dt, "M": m, "N": n, "runs": []}
-    print(spec, flush=True)
-
-    def record(label, fn, check=True):
-        try:
-            out.fill_(float("nan"))
-            y = fn()
-            torch.cuda.synchronize()
-            bad = compare(y if y is not None else out, ref, dtype)[3] if check else ""
-        except Exception as exc:  # report, go on
-            bad = f"{type(exc).__name__}: {str(exc)[:160]}"
-        if bad:
-            print(f"  {label:58s} WRONG/FAILED: {bad}", flush=True)
-            row["runs"].append({"label": label, "wrong": bad})
-            return
-        us = time_us(fn, warmup_ms=10, rep_ms=40)
-        pct = 100 * nbytes / us / 1e3 / copy
-        print(f"  {label:58s} {us:9.2f} us {pct:5.1f}%", flush=True)
-        row["runs"].append({"label": label, "us": us, "pct_copy": pct})
-
-    record("torch", lambda: torch.softmax(x, -1))
-    record("cuda", lambda: ci.rows_best(x, out))
-    record("triton (as is)", lambda: triton_softmax(x))
-    row["triton_plan"] = T.chosen_config(x)
-    print("   ", row["triton_plan"], flush=True)
+    shape.record("torch", lambda: torch.softmax(x, -1))
+    shape.record("cuda", lambda: ci.rows_best(x, out), out=out)
+    shape.record("triton (as is)", lambda: triton_softmax(x))
+    shape.row["triton_plan"] = T.chosen_config(x)
+    print("   ", shape.row["triton_plan"], flush=True)
     if spec in SHORT:
         for tile, ept, per_sm, stages in ((4096, 16, 0, 1), (8192, 16, 0, 1), (2048, 8, 0, 1),
                                           (4096, 32, 0, 1), (4096, 16, 8, 2), (8192, 32, 0, 1)):
             p = _rows_plan(n, tile, ept, per_sm, stages)
-            record(p.describe(n), lambda p=p: triton_softmax(x, plan=p))
+            shape.record(p.describe(n), lambda p=p: triton_softmax(x, plan=p))
     else:
         for seg, warps in EXCHANGE:
             if n // seg < 2:
                 continue
             ex = Exchange(x, seg, warps)
-            record(ex.label, lambda ex=ex: ex(x, out))
-    res["shapes"].append(row)
+            shape.record(ex.label, lambda ex=ex: ex(x, out), out=out)
+    res["shapes"].append(shape.row)
     json.dump(res, open(out_path, "w"), indent=1)
