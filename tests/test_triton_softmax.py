@@ -626,6 +626,10 @@ def test_gpu_ring_kernel(dtype, monkeypatch):
                 for _ in range(2):
                     _gpu_check_poisoned(x, plan, f"{plan.describe(n)} {m}x{n} shift {shift} "
                                                  f"{dtype} wait {wait_ns} ns")
+                # Other values, same launcher: partials left by the previous launch must not
+                # be taken for this one's (the workspace is not zeroed between launches).
+                _gpu_check_poisoned(x[:, : n // 2].repeat(1, 2) if n % 2 == 0 else x * 0.5,
+                                    plan, f"{plan.describe(n)} {m}x{n} again, other values")
                 kernels = {st.fn.__name__ for key, launcher in T._LAUNCHERS.items()
                            if key[3] == x.shape and key[-1] == plan
                            for steps, _ in launcher.bound.values() for st in steps}

@@ -90,8 +90,16 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
             + gl.expand_dims(gl.expand_dims(t_, 0), 2) * VEC)        # value of each copy
     cols = lead + gl.expand_dims(gl.expand_dims(v_, 0), 1)          # (masks on whole copies)
     pidx = gl.arange(0, PBLOCK, layout=every_warp)  # each warp reads all of a row's words
-    words = ws_ptr + 1
-    marks = ws_ptr + 1 + total
+    # ws_ptr: int64 [launches so far, programs finished, abort flag, one partial per item, one
+    # mark per item], zeroed once. Nothing is zeroed between launches: a partial carries the
+    # parity of its launch in bit 31 (the sign bit of its sum, otherwise always 0), so a word
+    # left by the previous launch reads as "not yet"; the last program to finish resets the
+    # counter and the abort flag and counts the launch (so the kernel can be replayed in a CUDA
+    # graph); a program clears the marks of the items it redid.
+    tag = ((gl.load(ws_ptr) + 1) & 1) << 31  # the first launch writes 1 over the zeros
+    abort = ws_ptr + 2
+    words = ws_ptr + 3
+    marks = words + total
     n_steps = gl.cdiv(total - pid, nprog)
     for j in gl.static_range(AHEAD):
         item = pid + j * nprog
@@ -122,7 +130,7 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                 x = gl.where((item - (item // S) * S) * SEG + lead < N, x, float("-inf"))
             m, s = _chunk_stats(x, FOLD)
             word = ((m.to(gl.int32, bitcast=True).to(gl.int64) << 32)
-                    | (s.to(gl.int32, bitcast=True).to(gl.int64) & 0xFFFFFFFF))
+                    | (s.to(gl.int32, bitcast=True).to(gl.int64) & 0x7FFFFFFF) | tag)
             gl.inline_asm_elementwise(
                 "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
                 "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
@@ -132,7 +140,7 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
         #    (all published? stop waiting?) one for the program. A published word is final,
         #    so warps that all saw every word hold the same words.
         if done >= 0:
-            ready = _all_threads(gl.min((p != 0).to(gl.int32), axis=0))
+            ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
             if ready == 0:
                 stop = 0
                 t0 = _now()
@@ -140,13 +148,14 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                     p = gl.inline_asm_elementwise(
                         "nanosleep.u32 100;\n\tld.relaxed.gpu.global.b64 $0, [$1];",
                         "=l,l", [pptr], dtype=gl.int64, is_pure=False, pack=1)
-                    late = (gl.load(ws_ptr, volatile=True) != 0) | (_now() - t0 > WAIT_NS)
-                    ready = _all_threads(gl.min((p != 0).to(gl.int32), axis=0))
+                    late = (gl.load(abort, volatile=True) != 0) | (_now() - t0 > WAIT_NS)
+                    ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
                     stop = 1 - _all_threads(1 - late.to(gl.int32))  # late anywhere: stop
             if ready != 0:
                 pm = gl.where(pidx < S, (p >> 32).to(gl.int32).to(gl.float32, bitcast=True),
                               float("-inf"))
-                ps = gl.where(pidx < S, p.to(gl.int32).to(gl.float32, bitcast=True), 0.0)
+                ps = gl.where(pidx < S, (p & 0x7FFFFFFF).to(gl.int32).to(gl.float32, bitcast=True),
+                              0.0)
                 m_row = gl.max(pm, axis=0)
                 s_row = gl.sum(ps * gl.exp2((pm - m_row) * LOG2E), axis=0)
                 dstart = (done - drow * S) * SEG
@@ -158,7 +167,7 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                 gl.store(out_ptr + drow.to(gl.int64) * N + dstart + cols, y.to(dt),
                          mask=dstart + lead < N)
             else:  # gave up: nobody waits any more; the item is redone after the loop
-                gl.atomic_max(ws_ptr, 1, sem="relaxed")
+                gl.atomic_max(abort, 1, sem="relaxed")
                 gl.store(marks + done, 1)
                 gave_up += 1
     cp.wait_group(0)
@@ -184,4 +193,9 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                              other=float("-inf")).to(gl.float32)
                 y = gl.exp2((xc - m_row) * LOG2E) * (1.0 / s_row)
                 gl.store(out_ptr + row.to(gl.int64) * N + c0 + cols, y.to(dt), mask=c0 + lead < N)
+                gl.store(marks + item, 0)
+    if gl.atomic_add(ws_ptr + 1, 1, sem="acq_rel") == nprog - 1:  # the last program to finish
+        gl.store(ws_ptr + 1, 0)
+        gl.store(abort, 0)
+        gl.store(ws_ptr, gl.load(ws_ptr) + 1)
 # --8<-- [end:ring_kernel]

@@ -535,18 +535,21 @@ def _build_ring(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct
               num_warps=plan.num_warps)
 
     def make():
-        ws, args = _lagged_workspace(x2d, s)
+        # Zeroed once here, never before a launch: ring_kernel leaves it ready for the next one.
+        ws, args = _lagged_workspace(x2d, s, head=3)
         grid = min(total, _resident_per_sm(ring_kernel, x2d, args, kw) * sms)
-        return [_Step(ring_kernel, grid, args, kw)], ws
+        return [_Step(ring_kernel, grid, args, kw)], None
     return _Launcher(dev, make, env, direct)
 
 
-def _lagged_workspace(x2d: torch.Tensor, s: int) -> tuple:
+def _lagged_workspace(x2d: torch.Tensor, s: int, head: int = 1) -> tuple:
     """The workspace of the lagged and ring kernels for rows of s chunks, and their arguments
-    after (x, out): int64 [abort flag, one partial per item, one mark per item], zeroed on the
-    stream before every launch (the launcher does it)."""
+    after (x, out): int64 [head words, one partial per item, one mark per item], zeroed. The
+    lagged kernel's head is its abort flag, and its launcher zeroes the workspace before every
+    launch; the ring kernel's is [launches, programs finished, abort flag], and it needs no
+    zeroing after the first (see ring_kernel)."""
     m, n = x2d.shape
-    ws = torch.zeros(1 + 2 * m * s, dtype=torch.int64, device=x2d.device)
+    ws = torch.zeros(head + 2 * m * s, dtype=torch.int64, device=x2d.device)
     return ws, (ws, m, n, x2d.stride(0), s, LAGGED_WAIT_NS)
 
 
