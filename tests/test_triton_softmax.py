@@ -309,10 +309,10 @@ def test_ring_kernel_compiles_for_ampere_ada_hopper():
         for dt, elem in (("fp32", 4), ("bf16", 2), ("fp16", 2)):
             for seg, warps, lag, ahead in T.RING_CONFIGS[elem]:
                 sig = {"x_ptr": f"*{dt}", "out_ptr": f"*{dt}", "ws_ptr": "*i64", **ints,
-                       **dict.fromkeys(["SEG", "VEC", "LAG", "AHEAD", "PBLOCK", "EVEN", "FOLD"],
-                                       "constexpr")}
+                       **dict.fromkeys(["SEG", "VEC", "LAG", "AHEAD", "PBLOCK", "EVEN", "FOLD",
+                                        "GROUP"], "constexpr")}
                 consts = dict(SEG=seg, VEC=16 // elem, LAG=lag, AHEAD=ahead, PBLOCK=64,
-                              EVEN=False, FOLD=elem == 2)
+                              EVEN=False, FOLD=elem == 2, GROUP=1)
                 aligned = {(i,): [["tt.divisibility", 16]] for i in range(3)}  # the pointers
                 k = triton.compile(GluonASTSource(ring_kernel, sig, consts, aligned),
                                    target=GPUTarget("cuda", cc, 32), options={"num_warps": warps})
@@ -604,16 +604,18 @@ def test_gpu_lagged_kernel(dtype, monkeypatch):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_gpu_ring_kernel(dtype, monkeypatch):
-    # The Gluon ring kernel (both ring plans, and a small one with 2 warps, lag 1, ahead 1) on
-    # rows that are whole 16-byte copies (N a multiple of the chunk or not, not a multiple of
-    # 16 values), with special values, more items than programs; rows that are not (odd N,
-    # rows starting anywhere) take the lagged kernel instead, and are checked too. Then with a
-    # wait limit of 0 ns: programs give up on peers and redo items the slow way.
+    # The Gluon ring kernel (both ring plans, and a small one with 2 warps, lag 1, ahead 1 and
+    # segments of 2 chunks where a row has an even number of chunks) on rows that are whole
+    # 16-byte copies (N a multiple of the chunk or not, not a multiple of 16 values), with
+    # special values, more items than programs; rows that are not (odd N, rows starting
+    # anywhere) take the lagged kernel instead, and are checked too. Then with a wait limit of
+    # 0 ns: programs give up on peers and redo items the slow way.
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     if not T.gluon_available() or torch.cuda.get_device_capability()[0] < 8:
         pytest.skip("the ring kernel needs Gluon and a GPU of compute capability 8.0 or later")
     elem = torch.empty(0, dtype=dtype).element_size()
-    plans = T._ring_plans(262144, elem) + [T.Plan("ring", seg=2048, num_warps=2, lag=1, ahead=1)]
+    plans = T._ring_plans(262144, elem) + [T.Plan("ring", seg=2048, num_warps=2, lag=1, ahead=1,
+                                                  group=2)]
     assert len(plans) == 3
     shapes = ((700, 65536, 0), (300, 20008, 0), (9, 262144, 0), (200, 3 * 4096 + 8, 0),
               (300, 20001, 1))

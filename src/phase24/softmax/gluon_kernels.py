@@ -51,11 +51,27 @@ def _chunk_stats(x, FOLD: gl.constexpr):
     return m, gl.sum(gl.sum(gl.sum(e, axis=2), axis=0), axis=0)
 
 
+@gluon.jit
+def _merge(m1, s1, m2, s2):
+    # Two (max, sum of exp(x - max)) pairs into one.
+    m = gl.maximum(m1, m2)
+    m_safe = gl.where(m == float("-inf"), 0.0, m)
+    return m, s1 * gl.exp2((m1 - m_safe) * LOG2E) + s2 * gl.exp2((m2 - m_safe) * LOG2E)
+
+
+@gluon.jit
+def _item(pid, k, nprog, GROUP: gl.constexpr):
+    # The item (chunk) of a program's step k: programs take segments of GROUP consecutive
+    # chunks in turn (segments pid, pid + nprog, ...), one chunk a step.
+    return (pid + (k // GROUP) * nprog) * GROUP + k % GROUP
+
+
 # --8<-- [start:ring_kernel]
 @gluon.jit
 def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                 SEG: gl.constexpr, VEC: gl.constexpr, LAG: gl.constexpr, AHEAD: gl.constexpr,
-                PBLOCK: gl.constexpr, EVEN: gl.constexpr, FOLD: gl.constexpr):
+                PBLOCK: gl.constexpr, EVEN: gl.constexpr, FOLD: gl.constexpr,
+                GROUP: gl.constexpr):
     # As lagged_kernel (items, partial words, give-up and redo), with the chunks in shared
     # memory. At step k a program starts copying the chunk of step k + AHEAD into a ring of
     # LAG + AHEAD + 1 buffers, reduces and publishes the chunk of step k, and finishes the item
@@ -66,6 +82,8 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
     # FOLD (16-bit outputs): exp2(x * log2e - b), one FFMA before the exp2, with the max (and
     # in part 2 the log of the row's sum) folded into b; rounding x * log2e costs ~1e-7 |x|
     # relative, far below a 16-bit output's rounding.
+    # GROUP: a program takes GROUP consecutive chunks of a row in a row (a segment, S a multiple
+    # of GROUP) and publishes one partial for the segment: S // GROUP partials per row.
     # EVEN: N is a multiple of SEG (no value of a chunk is masked).
     # The host sends N and the row stride as multiples of VEC (whole 16-byte copies); written
     # so, the compiler knows it too.
@@ -90,8 +108,8 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
             + gl.expand_dims(gl.expand_dims(t_, 0), 2) * VEC)        # value of each copy
     cols = lead + gl.expand_dims(gl.expand_dims(v_, 0), 1)          # (masks on whole copies)
     pidx = gl.arange(0, PBLOCK, layout=every_warp)  # each warp reads all of a row's words
-    # ws_ptr: int64 [launches so far, programs finished, abort flag, one partial per item, one
-    # mark per item], zeroed once. Nothing is zeroed between launches: a partial carries the
+    # ws_ptr: int64 [launches so far, programs finished, abort flag, one partial per segment
+    # (room for one per item), one mark per item], zeroed once. Nothing is zeroed between launches: a partial carries the
     # parity of its launch in bit 31 (the sign bit of its sum, otherwise always 0), so a word
     # left by the previous launch reads as "not yet"; the last program to finish resets the
     # counter and the abort flag and counts the launch (so the kernel can be replayed in a CUDA
@@ -100,22 +118,25 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
     abort = ws_ptr + 2
     words = ws_ptr + 3
     marks = words + total
-    n_steps = gl.cdiv(total - pid, nprog)
+    SG = S // GROUP  # partials per row
+    n_steps = gl.cdiv(total // GROUP - pid, nprog) * GROUP
     for j in gl.static_range(AHEAD):
-        item = pid + j * nprog
+        item = _item(pid, j, nprog, GROUP)
         row = item // S
         start = (item - row * S) * SEG
         cp.async_copy_global_to_shared(ring.index(j), x_ptr + row.to(gl.int64) * stride_x + start
                                        + cols, mask=(start + lead < N) & (item < total))
         cp.commit_group()
     gave_up = 0
+    m_seg = gl.full([], float("-inf"), gl.float32)  # the segment so far (GROUP > 1)
+    s_seg = gl.zeros([], gl.float32)
     for k in range(0, n_steps + LAG):
-        item = pid + k * nprog
-        done = item - LAG * nprog
-        drow = gl.maximum(done, 0) // S
-        pptr = words + drow * S + gl.minimum(pidx, S - 1)  # lanes >= S re-read a real word
+        item = _item(pid, k, nprog, GROUP)
+        done = _item(pid, gl.maximum(k - LAG, 0), nprog, GROUP)
+        drow = done // S
+        pptr = words + drow * SG + gl.minimum(pidx, SG - 1)  # lanes >= SG re-read a real word
         p = _relaxed_load(pptr)  # the finished row's partials, read early
-        nxt = item + AHEAD * nprog
+        nxt = _item(pid, k + AHEAD, nprog, GROUP)
         nrow = nxt // S
         nstart = (nxt - nrow * S) * SEG
         cp.async_copy_global_to_shared(ring.index((k + AHEAD) % STAGES),
@@ -129,17 +150,26 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
             if not EVEN:  # (masked copies wrote zeros)
                 x = gl.where((item - (item // S) * S) * SEG + lead < N, x, float("-inf"))
             m, s = _chunk_stats(x, FOLD)
-            word = ((m.to(gl.int32, bitcast=True).to(gl.int64) << 32)
-                    | (s.to(gl.int32, bitcast=True).to(gl.int64) & 0x7FFFFFFF) | tag)
-            gl.inline_asm_elementwise(
-                "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
-                "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
-                "=r,l,l", [words + item, word], dtype=gl.int32, is_pure=False, pack=1)
+            if GROUP > 1:
+                if k % GROUP == 0:
+                    m_seg = gl.full([], float("-inf"), gl.float32)
+                    s_seg = gl.zeros([], gl.float32)
+                m, s = _merge(m_seg, s_seg, m, s)
+                m_seg = m
+                s_seg = s
+            if k % GROUP == GROUP - 1:
+                word = ((m.to(gl.int32, bitcast=True).to(gl.int64) << 32)
+                        | (s.to(gl.int32, bitcast=True).to(gl.int64) & 0x7FFFFFFF) | tag)
+                gl.inline_asm_elementwise(
+                    "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
+                    "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
+                    "=r,l,l", [words + item // GROUP, word], dtype=gl.int32, is_pure=False,
+                    pack=1)
         # 2. The item of step k - LAG: its row's partials, combined; its chunk, written. Each
         #    warp reads and combines the words on its own; one barrier makes the verdicts
         #    (all published? stop waiting?) one for the program. A published word is final,
         #    so warps that all saw every word hold the same words.
-        if done >= 0:
+        if k >= LAG:
             ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
             if ready == 0:
                 stop = 0
@@ -152,9 +182,9 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                     ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
                     stop = 1 - _all_threads(1 - late.to(gl.int32))  # late anywhere: stop
             if ready != 0:
-                pm = gl.where(pidx < S, (p >> 32).to(gl.int32).to(gl.float32, bitcast=True),
+                pm = gl.where(pidx < SG, (p >> 32).to(gl.int32).to(gl.float32, bitcast=True),
                               float("-inf"))
-                ps = gl.where(pidx < S, (p & 0x7FFFFFFF).to(gl.int32).to(gl.float32, bitcast=True),
+                ps = gl.where(pidx < SG, (p & 0x7FFFFFFF).to(gl.int32).to(gl.float32, bitcast=True),
                               0.0)
                 m_row = gl.max(pm, axis=0)
                 s_row = gl.sum(ps * gl.exp2((pm - m_row) * LOG2E), axis=0)
@@ -173,7 +203,8 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
     cp.wait_group(0)
     if gave_up > 0:  # the slow way: the row's (max, sum) from the input, then the chunk
         gl.thread_barrier()  # every thread sees the marks (one thread stored each)
-        for item in range(pid, total, nprog):
+        for step in range(0, n_steps):
+            item = _item(pid, step, nprog, GROUP)
             if gl.load(marks + item) != 0:
                 row = item // S
                 x_row = x_ptr + row.to(gl.int64) * stride_x
@@ -183,11 +214,7 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                     xc = gl.load(x_row + c + cols, mask=c + lead < N,
                                  other=float("-inf")).to(gl.float32)
                     mc, sc = _chunk_stats(xc, False)
-                    m_new = gl.maximum(m_row, mc)
-                    m_new_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
-                    s_row = (s_row * gl.exp2((m_row - m_new_safe) * LOG2E)
-                             + sc * gl.exp2((mc - m_new_safe) * LOG2E))
-                    m_row = m_new
+                    m_row, s_row = _merge(m_row, s_row, mc, sc)
                 c0 = (item - row * S) * SEG
                 xc = gl.load(x_row + c0 + cols, mask=c0 + lead < N,
                              other=float("-inf")).to(gl.float32)

@@ -119,6 +119,7 @@ class Plan:
     maxnreg: int = 0             # lagged: cap on registers per thread (0: ptxas chooses)
     lag: int = 0                 # ring: steps a chunk waits in the ring for its row's partials
     ahead: int = 0               # ring: chunks being copied ahead of the one being reduced
+    group: int = 1               # ring: chunks of a row a program takes in a row (one partial)
 
     def describe(self, n: int | None = None, sms: int | None = None) -> str:
         if self.path == "rows":
@@ -136,6 +137,8 @@ class Plan:
         if self.path == "ring":
             text = (f"ring_kernel (Gluon): chunks of {self.seg}, {self.num_warps} warps, "
                     f"lag {self.lag}, ahead {self.ahead}")
+            if self.group > 1:
+                text += f", {self.group} chunks a program"
             if n is not None:
                 text += f", {_cdiv(n, self.seg)} chunks per row"
             return text + ", all resident"
@@ -237,6 +240,13 @@ def _ring_plans(n: int, elem: int) -> list[Plan]:
             if _cdiv(n, seg) <= LAGGED_MAX_S]
 
 
+def _ring_candidates(n: int, elem: int) -> list[Plan]:
+    """The ring plans, then each with segments of two chunks (one partial per segment: half as
+    many partials per row, a row spread over half as many programs; not yet measured)."""
+    ring = _ring_plans(n, elem)
+    return ring + [replace(p, group=2) for p in ring]
+
+
 @functools.cache
 def gluon_available() -> bool:
     """Whether this Triton has Gluon with Ampere's asynchronous copies (Triton 3.5 and later)."""
@@ -307,11 +317,11 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
             # Rows of 32768: the ring kernel too (8 chunks per row). bfloat16 8192 x 32768:
             # rows_kernel 77.0% of copy in the bench run of 6f3a592, 84.2% with these candidates
             # in the run of a2d0aa2 (the ring 83.9-84.5% in the exploration runs).
-            cands += _ring_plans(n, elem)
+            cands += _ring_candidates(n, elem)
     else:
         if bn <= ROWS_MAX_CANDIDATE:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
-        cands += _ring_plans(n, elem)
+        cands += _ring_candidates(n, elem)
         cands += [_split_plan(SPLIT_SEG), _looped_plan(elem, 2, LOOPED_L2_MB),
                   _looped_plan(elem, 2, 0), _looped_plan(elem, 2, LOOPED_L2_MB // 2)]
         cands += _lagged_plans(n, elem)
@@ -530,9 +540,10 @@ def _build_ring(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct
 
     s = _cdiv(n, plan.seg)
     total = m * s
+    group = plan.group if s % plan.group == 0 else 1
     kw = dict(SEG=plan.seg, VEC=vec, LAG=plan.lag, AHEAD=plan.ahead,
-              PBLOCK=max(32, _next_pow2(s)), EVEN=n % plan.seg == 0, FOLD=elem == 2,
-              num_warps=plan.num_warps)
+              PBLOCK=max(32, _next_pow2(s // group)), EVEN=n % plan.seg == 0, FOLD=elem == 2,
+              GROUP=group, num_warps=plan.num_warps)
 
     def make():
         # Zeroed once here, never before a launch: ring_kernel leaves it ready for the next one.
