@@ -169,6 +169,9 @@ def cmd_bench(args) -> int:
     folder = Path(args.out) if args.out else RESULTS / bench.gpu_slug(result["gpu"])
     path, png = bench.save(result, folder)
     print_results(result)
+    for r in result["records"]:
+        if r.get("plan"):
+            console.print(f"{r['impl']} {r['dtype']} {r['M']}x{r['N']}: {r['plan']}")
     console.print(f"wrote {path} and {png}")
     for f in result["failures"]:
         console.print(f"[red]wrong output: {f}[/]")

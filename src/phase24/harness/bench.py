@@ -58,6 +58,16 @@ class Record:
     gbps: float
     pct_copy: float
     speedup_vs_torch: float | None
+    plan: str | None = None  # the configuration it chose, where it can say (see plan_of)
+
+
+def plan_of(name: str, x: torch.Tensor) -> str | None:
+    """The configuration an implementation runs for x, in words, where it picks one per shape:
+    triton's plan (autotuned or heuristic, see triton_impls.chosen_config)."""
+    if name == "triton":
+        from phase24.softmax.triton_impls import chosen_config
+        return chosen_config(x)
+    return None
 
 
 def bytes_moved(m: int, n: int, dtype: torch.dtype) -> int:
@@ -215,7 +225,8 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
                 gbps = bytes_moved(m, n, dtype) / us / 1e3
                 records.append(Record(name, dtname, m, n, round(us, 3), round(gbps, 1),
                                       round(100 * gbps / copy, 1),
-                                      round(torch_us / us, 3) if torch_us else None))
+                                      round(torch_us / us, 3) if torch_us else None,
+                                      plan_of(name, x)))
                 del out
                 if progress:
                     progress.advance(task)
