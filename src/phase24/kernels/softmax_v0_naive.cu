@@ -7,8 +7,8 @@
 // One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
 // H200): the sum is compensated (Kahan). The later versions sum in a tree and need no fix.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit e965307, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-314 GB/s (median 161); bf16 11-169 GB/s (median 97).
+// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-315 GB/s (median 157); bf16 11-168 GB/s (median 97).
 
 // --8<-- [start:kernel]
 template <typename T>

@@ -17,9 +17,9 @@
 // with v5 (85-87%). Short rows waste most of a block here. v9 took over the long rows.
 #include "softmax_common.cuh"
 #include "softmax_cluster.cuh"
-// Measured (H200, results/h200/softmax.json, commit e965307, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3719 GB/s (median 2265); bf16 18-3521 GB/s (median 904).
-// Rows of 32768 to 262144, % of copy: fp32 72-85%; bf16 72-83%.
+// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3730 GB/s (median 2263); bf16 18-3519 GB/s (median 905).
+// Rows of 32768 to 262144, % of copy: fp32 72-85%; bf16 71-83%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v7_cluster_lean.cu uses thread-block clusters: build it for sm_90a"
