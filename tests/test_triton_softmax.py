@@ -16,6 +16,7 @@ is called directly) that no element of a NaN-poisoned output is left unwritten.
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -297,7 +298,8 @@ def test_ring_kernel_compiles_for_ampere_ada_hopper():
     # Without a GPU: ring_kernel compiled (Triton's own ptxas) for sm_80, sm_89 and sm_90 in
     # every ring plan, with N and the row stride of unknown divisibility, as most shapes are:
     # every copy must still be one 16-byte cp.async (no 2-byte copies: those do not exist),
-    # every store 16 bytes, and the ring must fit in Ada's 99 KB of shared memory per block.
+    # every store 16 bytes, and the ring must fit in Ada's 99 KB of shared memory per block;
+    # with segments of one chunk and of two.
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -307,16 +309,16 @@ def test_ring_kernel_compiles_for_ampere_ada_hopper():
     ints = {"M": "i32", "N": "i32", "stride_x": "i32", "S": "i32", "WAIT_NS": "i32"}
     for cc in (80, 89, 90):
         for dt, elem in (("fp32", 4), ("bf16", 2), ("fp16", 2)):
-            for seg, warps, lag, ahead in T.RING_CONFIGS[elem]:
+            for (seg, warps, lag, ahead), group in itertools.product(T.RING_CONFIGS[elem], (1, 2)):
                 sig = {"x_ptr": f"*{dt}", "out_ptr": f"*{dt}", "ws_ptr": "*i64", **ints,
                        **dict.fromkeys(["SEG", "VEC", "LAG", "AHEAD", "PBLOCK", "EVEN", "FOLD",
                                         "GROUP"], "constexpr")}
                 consts = dict(SEG=seg, VEC=16 // elem, LAG=lag, AHEAD=ahead, PBLOCK=64,
-                              EVEN=False, FOLD=elem == 2, GROUP=1)
+                              EVEN=False, FOLD=elem == 2, GROUP=group)
                 aligned = {(i,): [["tt.divisibility", 16]] for i in range(3)}  # the pointers
                 k = triton.compile(GluonASTSource(ring_kernel, sig, consts, aligned),
                                    target=GPUTarget("cuda", cc, 32), options={"num_warps": warps})
-                ptx, what = k.asm["ptx"], f"sm_{cc} {dt} {seg} {warps} {lag} {ahead}"
+                ptx, what = k.asm["ptx"], f"sm_{cc} {dt} {seg} {warps} {lag} {ahead} {group}"
                 copies = [ln for ln in ptx.splitlines() if "cp.async.cg.shared.global" in ln]
                 assert copies and all(", 0x10," in ln for ln in copies), what
                 stores = [ln for ln in ptx.splitlines() if "st.global" in ln and "b64" not in ln]
