@@ -412,6 +412,16 @@ def test_direct_launch_passes_what_the_jit_would(interp, monkeypatch, path):
     assert [k for k, *_ in launches[2 * n:]] == ["jit"] * n
 
 
+def test_benchmark_records_triton_plan():
+    # The benchmark's `plan` field: triton's chosen_config, nothing for implementations that do
+    # not pick a configuration per shape.
+    from phase24.harness.bench import plan_of
+
+    x = torch.empty(8, 100)
+    assert plan_of("triton", x) == T.chosen_config(x)
+    assert plan_of("torch", x) is None and plan_of("cuda", x) is None
+
+
 def test_chosen_config_is_readable():
     text = T.chosen_config(torch.empty(8, 100))
     assert "rows_kernel" in text and ("interpreter" in text) == INTERP
