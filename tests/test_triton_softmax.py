@@ -328,6 +328,36 @@ def test_ring_kernel_compiles_for_ampere_ada_hopper():
                     assert "bar.red.and.pred" in ptx, what
 
 
+def test_whole_row_kernel_compiles_for_ampere_ada_hopper():
+    # Without a GPU, as for the ring kernel: whole_row_kernel compiled for sm_80, sm_89 and sm_90
+    # in every whole-row plan, with rows of up to 96 KB (every target's shared memory holds
+    # them); every copy one 16-byte cp.async, every store 16 bytes.
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from phase24.softmax.gluon_kernels import whole_row_kernel
+
+    for cc in (80, 89, 90):
+        for dt, elem in (("fp32", 4), ("bf16", 2), ("fp16", 2)):
+            for seg, warps in T.WHOLE_ROW_CONFIGS:
+                sig = {"x_ptr": f"*{dt}", "out_ptr": f"*{dt}", "M": "i32", "N": "i32",
+                       "stride_x": "i32",
+                       **dict.fromkeys(["VEC", "R", "NCH", "EVEN", "FOLD"], "constexpr")}
+                nch = max(1, 96 * 1024 // (seg * elem))
+                consts = dict(VEC=16 // elem, R=seg // (32 * warps * (16 // elem)), NCH=nch,
+                              EVEN=False, FOLD=elem == 2)
+                aligned = {(i,): [["tt.divisibility", 16]] for i in range(2)}  # the pointers
+                k = triton.compile(GluonASTSource(whole_row_kernel, sig, consts, aligned),
+                                   target=GPUTarget("cuda", cc, 32), options={"num_warps": warps})
+                ptx, what = k.asm["ptx"], f"sm_{cc} {dt} {seg} {warps} {nch}"
+                copies = [ln for ln in ptx.splitlines() if "cp.async.cg.shared.global" in ln]
+                assert copies and all(", 0x10," in ln for ln in copies), what
+                stores = [ln for ln in ptx.splitlines() if "st.global" in ln]
+                assert stores and all("st.global.v4" in ln for ln in stores), what
+                assert k.metadata.shared <= 99 * 1024, what
+
+
 def test_launchers_are_cached_per_shape_stride_and_alignment(interp, builds):
     # A second call with the same (shape, stride, alignment, plan) builds nothing; another
     # stride or a misaligned start builds its own launcher; results stay right throughout.
@@ -648,6 +678,39 @@ def test_gpu_ring_kernel(dtype, monkeypatch):
                            if key[3] == x.shape and key[-1] == plan
                            for steps, _ in launcher.bound.values() for st in steps}
                 assert kernels == {"lagged_kernel" if shift else "ring_kernel"}, kernels
+    T.clear_launch_cache()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gpu_whole_row_kernel(dtype, monkeypatch):
+    # The Gluon whole-row kernel (every whole-row plan) on rows that are whole 16-byte copies,
+    # a multiple of the chunk or not, with special values and more rows than programs, run
+    # twice and then on other values through the same launcher; rows that do not fit in shared
+    # memory, or are not whole 16-byte copies (odd N, rows starting anywhere), run another plan
+    # and are checked too.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if not T.gluon_available() or torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("the whole-row kernel needs Gluon and a GPU of compute capability 8.0 or later")
+    elem = torch.empty(0, dtype=dtype).element_size()
+    plans = [T.Plan("wholerow", seg=seg, num_warps=warps) for seg, warps in T.WHOLE_ROW_CONFIGS]
+    smem = T._smem_per_block(torch.cuda.current_device())
+    shapes = ((700, 32768, 0), (300, 20008, 0), (64, 65536, 0), (200, 3 * 8192 + 8, 0),
+              (5, 1 << 20, 0), (300, 20001, 1))
+    T.clear_launch_cache()
+    for m, n, shift in shapes:
+        x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
+        for plan in plans:
+            for _ in range(2):
+                _gpu_check_poisoned(x, plan, f"{plan.describe(n)} {m}x{n} shift {shift} {dtype}")
+            _gpu_check_poisoned(x[:, : n // 2].repeat(1, 2) if n % 2 == 0 else x * 0.5,
+                                plan, f"{plan.describe(n)} {m}x{n} again, other values")
+            kernels = {st.fn.__name__ for key, launcher in T._LAUNCHERS.items()
+                       if key[3] == x.shape and key[-1] == plan
+                       for steps, _ in launcher.bound.values() for st in steps}
+            fits = -(-n // plan.seg) * plan.seg * elem + 1024 <= smem
+            assert ("whole_row_kernel" in kernels) == (fits and not shift), (plan, n, kernels)
     T.clear_launch_cache()
 
 

@@ -60,6 +60,14 @@ def _merge(m1, s1, m2, s2):
 
 
 @gluon.jit
+def _combine(m, s):
+    # One (max, sum of exp(x - max)) from a tensor of such pairs, along axis 0.
+    m_all = gl.max(m, axis=0)
+    m_safe = gl.where(m_all == float("-inf"), 0.0, m_all)
+    return m_all, gl.sum(s * gl.exp2((m - m_safe) * LOG2E), axis=0)
+
+
+@gluon.jit
 def _item(pid, k, nprog, GROUP: gl.constexpr):
     # The item (chunk) of a program's step k: programs take segments of GROUP consecutive
     # chunks in turn (segments pid, pid + nprog, ...), one chunk a step.
@@ -226,3 +234,75 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
         gl.store(abort, 0)
         gl.store(ws_ptr, gl.load(ws_ptr) + 1)
 # --8<-- [end:ring_kernel]
+
+
+# --8<-- [start:whole_row_kernel]
+@gluon.jit
+def whole_row_kernel(x_ptr, out_ptr, M, N, stride_x,
+                     VEC: gl.constexpr, R: gl.constexpr, NCH: gl.constexpr,
+                     EVEN: gl.constexpr, FOLD: gl.constexpr):
+    # Each program keeps a whole row in its shared memory, as NCH chunks of R 16-byte copies
+    # per thread ([R, T, VEC] blocks, as in ring_kernel), and takes rows in turn (pid,
+    # pid + nprog, ...). For each row: (A) as each chunk lands, each thread folds its values
+    # into its running (max, sum), and one reduction across the program gives the row's; (B)
+    # each chunk is written out, and the next row's chunk is copied into its buffer. Each value
+    # is read from DRAM once and no other program is involved: a row must fit in the shared
+    # memory of one SM. EVEN: N is a multiple of the chunk. FOLD: as in ring_kernel.
+    N = N // VEC * VEC
+    stride_x = stride_x // VEC * VEC
+    W: gl.constexpr = gl.num_warps()
+    T: gl.constexpr = 32 * W
+    SEG: gl.constexpr = R * T * VEC
+    blk: gl.constexpr = gl.BlockedLayout([1, 1, VEC], [1, 32, 1], [1, W, 1], [2, 1, 0])
+    per_thread: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, blk))
+    row_buf = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [NCH, R, T, VEC],
+                                        gl.SwizzledSharedLayout(1, 1, 1, order=[2, 1, 0]))
+    pid = gl.program_id(0)
+    nprog = gl.num_programs(0)
+    dt = x_ptr.dtype.element_ty
+    r_ = gl.arange(0, R, layout=gl.SliceLayout(1, gl.SliceLayout(2, blk)))
+    t_ = gl.arange(0, T, layout=per_thread)
+    v_ = gl.arange(0, VEC, layout=gl.SliceLayout(0, gl.SliceLayout(1, blk)))
+    lead = (gl.expand_dims(gl.expand_dims(r_, 1), 2) * (T * VEC)     # [R, T, 1]: the first
+            + gl.expand_dims(gl.expand_dims(t_, 0), 2) * VEC)        # value of each copy
+    cols = lead + gl.expand_dims(gl.expand_dims(v_, 0), 1)
+    for c in gl.static_range(NCH):
+        cp.async_copy_global_to_shared(row_buf.index(c),
+                                       x_ptr + pid.to(gl.int64) * stride_x + c * SEG + cols,
+                                       mask=(c * SEG + lead < N) & (pid < M))
+        cp.commit_group()
+    for row in range(pid, M, nprog):
+        # (A) The row's (max, sum of exp), each thread over its own values first.
+        m_t = gl.full([T], float("-inf"), gl.float32, layout=per_thread)
+        s_t = gl.zeros([T], gl.float32, layout=per_thread)
+        for c in gl.static_range(NCH):
+            cp.wait_group(NCH - 1 - c)  # chunk c has landed
+            x = row_buf.index(c).load(blk).to(gl.float32)
+            if not EVEN and c == NCH - 1:  # (masked copies wrote zeros)
+                x = gl.where(c * SEG + lead < N, x, float("-inf"))
+            m_new = gl.maximum(m_t, gl.max(gl.max(x, axis=2), axis=0))
+            m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+            b = gl.expand_dims(gl.expand_dims(m_safe, 0), 2)
+            if FOLD:
+                e = gl.exp2(x * LOG2E - b * LOG2E)
+            else:
+                e = gl.exp2((x - b) * LOG2E)
+            s_t = s_t * gl.exp2((m_t - m_safe) * LOG2E) + gl.sum(gl.sum(e, axis=2), axis=0)
+            m_t = m_new
+        m_row, s_row = _combine(m_t, s_t)
+        # (B) Written out chunk by chunk; each buffer then takes the next row's chunk.
+        nrow = row + nprog
+        for c in gl.static_range(NCH):
+            x = row_buf.index(c).load(blk).to(gl.float32)
+            if FOLD:
+                y = gl.exp2(x * LOG2E - (m_row * LOG2E + gl.log2(s_row)))
+            else:
+                y = gl.exp2((x - m_row) * LOG2E) * (1.0 / s_row)
+            gl.store(out_ptr + row.to(gl.int64) * N + c * SEG + cols, y.to(dt),
+                     mask=c * SEG + lead < N)
+            cp.async_copy_global_to_shared(row_buf.index(c),
+                                           x_ptr + nrow.to(gl.int64) * stride_x + c * SEG + cols,
+                                           mask=(c * SEG + lead < N) & (nrow < M))
+            cp.commit_group()
+    cp.wait_group(0)
+# --8<-- [end:whole_row_kernel]
