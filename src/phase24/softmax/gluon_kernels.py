@@ -117,11 +117,11 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
     cols = lead + gl.expand_dims(gl.expand_dims(v_, 0), 1)          # (masks on whole copies)
     pidx = gl.arange(0, PBLOCK, layout=every_warp)  # each warp reads all of a row's words
     # ws_ptr: int64 [launches so far, programs finished, abort flag, one partial per segment
-    # (room for one per item), one mark per item], zeroed once. Nothing is zeroed between launches: a partial carries the
-    # parity of its launch in bit 31 (the sign bit of its sum, otherwise always 0), so a word
-    # left by the previous launch reads as "not yet"; the last program to finish resets the
-    # counter and the abort flag and counts the launch (so the kernel can be replayed in a CUDA
-    # graph); a program clears the marks of the items it redid.
+    # (room for one per item), one mark per item], zeroed once. Nothing is zeroed between
+    # launches: a partial carries the parity of its launch in bit 31 (the sign bit of its sum,
+    # otherwise always 0), so a word left by the previous launch reads as "not yet"; the last
+    # program to finish resets the counter and the abort flag and counts the launch (so the
+    # kernel can be replayed in a CUDA graph); a program clears the marks of the items it redid.
     tag = ((gl.load(ws_ptr) + 1) & 1) << 31  # the first launch writes 1 over the zeros
     abort = ws_ptr + 2
     words = ws_ptr + 3
