@@ -328,6 +328,41 @@ def test_ring_kernel_compiles_for_ampere_ada_hopper():
                     assert "bar.red.and.pred" in ptx, what
 
 
+def test_whole_row_kernel_compiles_for_ampere_ada_hopper():
+    # Without a GPU, as for the ring kernel: whole_row_kernel compiled for sm_80, sm_89 and sm_90
+    # in every whole-row plan, with slices of up to 96 KB (every target's shared memory holds
+    # them), one program per row or four; every copy one 16-byte cp.async, every store 16 bytes.
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from phase24.softmax.gluon_kernels import whole_row_kernel
+
+    for cc in (80, 89, 90):
+        for dt, elem in (("fp32", 4), ("bf16", 2), ("fp16", 2)):
+            for seg, warps in T.WHOLE_ROW_CONFIGS:
+                for split in (1, 4):
+                    sig = {"x_ptr": f"*{dt}", "out_ptr": f"*{dt}", "ws_ptr": "*i64", "M": "i32",
+                           "N": "i32", "stride_x": "i32", "WAIT_NS": "i64",
+                           **dict.fromkeys(["VEC", "R", "NCH", "SPLIT", "EVEN", "FOLD"],
+                                           "constexpr")}
+                    nch = max(1, 96 * 1024 // (seg * elem) // (1 if split == 1 else 2))
+                    consts = dict(VEC=16 // elem, R=seg // (32 * warps * (16 // elem)), NCH=nch,
+                                  SPLIT=split, EVEN=False, FOLD=elem == 2)
+                    aligned = {(i,): [["tt.divisibility", 16]] for i in range(3)}  # pointers
+                    k = triton.compile(GluonASTSource(whole_row_kernel, sig, consts, aligned),
+                                       target=GPUTarget("cuda", cc, 32),
+                                       options={"num_warps": warps})
+                    ptx, what = k.asm["ptx"], f"sm_{cc} {dt} {seg} {warps} {nch} split {split}"
+                    copies = [ln for ln in ptx.splitlines() if "cp.async.cg.shared.global" in ln]
+                    assert copies and all(", 0x10," in ln for ln in copies), what
+                    # the slices' stores: 16 bytes (the workspace's: 8)
+                    stores = [ln for ln in ptx.splitlines()
+                              if "st.global" in ln and "st.global.b64" not in ln]
+                    assert stores and all("st.global.v4" in ln for ln in stores), (what, stores)
+                    assert k.metadata.shared <= 99 * 1024, what
+
+
 def test_launchers_are_cached_per_shape_stride_and_alignment(interp, builds):
     # A second call with the same (shape, stride, alignment, plan) builds nothing; another
     # stride or a misaligned start builds its own launcher; results stay right throughout.
@@ -648,6 +683,48 @@ def test_gpu_ring_kernel(dtype, monkeypatch):
                            if key[3] == x.shape and key[-1] == plan
                            for steps, _ in launcher.bound.values() for st in steps}
                 assert kernels == {"lagged_kernel" if shift else "ring_kernel"}, kernels
+    T.clear_launch_cache()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gpu_whole_row_kernel(dtype, monkeypatch):
+    # The Gluon whole-row kernel (every one-program plan, and rows split across 4 and 3
+    # programs) on rows that are whole 16-byte copies, a multiple of the chunk or not (a slice
+    # may be partly or wholly past the row's end), with special values and more rows than
+    # programs, run twice and then on other values through the same launcher; rows whose slice
+    # does not fit in shared memory, or that are not whole 16-byte copies (odd N, rows starting
+    # anywhere), run another plan and are checked too. Then the split plans with a wait limit
+    # of 0 ns: programs give up on their group and read the row from DRAM.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if not T.gluon_available() or torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("the whole-row kernel needs Gluon and a GPU of compute capability 8.0 or later")
+    elem = torch.empty(0, dtype=dtype).element_size()
+    split = [T.Plan("wholerow", seg=4096, num_warps=8, split=4),
+             T.Plan("wholerow", seg=8192, num_warps=16, split=3)]
+    plans = [T.Plan("wholerow", seg=seg, num_warps=warps) for seg, warps in T.WHOLE_ROW_CONFIGS]
+    smem = T._smem_per_block(torch.cuda.current_device())
+    shapes = ((700, 32768, 0), (300, 20008, 0), (64, 65536, 0), (200, 3 * 8192 + 8, 0),
+              (9, 262144, 0), (5, 1 << 20, 0), (300, 20001, 1))
+    for wait_ns, tried in ((T.LAGGED_WAIT_NS, plans + split), (0, split)):
+        monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
+        T.clear_launch_cache()
+        for m, n, shift in shapes:
+            x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
+            for plan in tried:
+                what = f"{plan.describe(n)} {m}x{n} shift {shift} {dtype} wait {wait_ns} ns"
+                for _ in range(2):
+                    _gpu_check_poisoned(x, plan, what)
+                _gpu_check_poisoned(x[:, : n // 2].repeat(1, 2) if n % 2 == 0 else x * 0.5,
+                                    plan, f"{what}, again with other values")
+                kernels = {st.fn.__name__ for key, launcher in T._LAUNCHERS.items()
+                           if key[3] == x.shape and key[-1] == plan
+                           for steps, _ in launcher.bound.values() for st in steps}
+                held = 1 if plan.split == 1 else 2  # rows a program holds at once
+                slice_bytes = T._cdiv(T._cdiv(n, plan.split), plan.seg) * plan.seg * elem
+                fits = held * slice_bytes + 1024 <= smem
+                assert ("whole_row_kernel" in kernels) == (fits and not shift), (what, kernels)
     T.clear_launch_cache()
 
 

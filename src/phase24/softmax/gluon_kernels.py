@@ -60,6 +60,78 @@ def _merge(m1, s1, m2, s2):
 
 
 @gluon.jit
+def _combine(m, s):
+    # One (max, sum of exp(x - max)) from a tensor of such pairs, along axis 0.
+    m_all = gl.max(m, axis=0)
+    m_safe = gl.where(m_all == float("-inf"), 0.0, m_all)
+    return m_all, gl.sum(s * gl.exp2((m - m_safe) * LOG2E), axis=0)
+
+
+@gluon.jit
+def _publish(ptr, m, s, tag):
+    # A partial (max, sum) as one 64-bit word, stored by one thread: the max's bits high, the
+    # sum's low, with the launch's parity (tag) in bit 31 (the sum's sign bit, otherwise 0).
+    word = ((m.to(gl.int32, bitcast=True).to(gl.int64) << 32)
+            | (s.to(gl.int32, bitcast=True).to(gl.int64) & 0x7FFFFFFF) | tag)
+    gl.inline_asm_elementwise(
+        "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
+        "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
+        "=r,l,l", [ptr, word], dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
+def _wait_for_words(p, pptr, tag, abort, WAIT_NS):
+    # p: the words at pptr (a row's partials) as first read. Re-read until every thread has seen
+    # all of them published by this launch, or the program stops waiting (after WAIT_NS, or once
+    # any program has set the abort flag). Each warp reads the words on its own; one barrier per
+    # poll makes the verdict one for the program. Returns (the words, 1 if all arrived else 0).
+    ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
+    if ready == 0:
+        stop = 0
+        t0 = _now()
+        while (ready == 0) & (stop == 0):
+            p = gl.inline_asm_elementwise(
+                "nanosleep.u32 100;\n\tld.relaxed.gpu.global.b64 $0, [$1];",
+                "=l,l", [pptr], dtype=gl.int64, is_pure=False, pack=1)
+            late = (gl.load(abort, volatile=True) != 0) | (_now() - t0 > WAIT_NS)
+            ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
+            stop = 1 - _all_threads(1 - late.to(gl.int32))  # late anywhere: stop
+    return p, ready
+
+
+@gluon.jit
+def _stats_of_words(p, valid):
+    # A row's (max, sum of exp) from its partials' words (those where valid).
+    pm = gl.where(valid, (p >> 32).to(gl.int32).to(gl.float32, bitcast=True), float("-inf"))
+    ps = gl.where(valid, (p & 0x7FFFFFFF).to(gl.int32).to(gl.float32, bitcast=True), 0.0)
+    return _combine(pm, ps)
+
+
+@gluon.jit
+def _stats_from_dram(x_row, N, cols, lead, SEG: gl.constexpr):
+    # The slow way: a row's (max, sum of exp) read from global memory, a [R, T, VEC] chunk at a
+    # time (cols, lead: as in the kernels).
+    m_row = gl.full([], float("-inf"), gl.float32)
+    s_row = gl.zeros([], gl.float32)
+    for c in range(0, N, SEG):
+        xc = gl.load(x_row + c + cols, mask=c + lead < N, other=float("-inf")).to(gl.float32)
+        mc, sc = _chunk_stats(xc, False)
+        m_row, s_row = _merge(m_row, s_row, mc, sc)
+    return m_row, s_row
+
+
+@gluon.jit
+def _end_of_launch(ws_ptr, nprog):
+    # ws_ptr: [launches so far, programs finished, abort flag]. The last program to finish
+    # resets the count and the flag and counts the launch, leaving the workspace ready for the
+    # next launch (so the kernel can be replayed in a CUDA graph).
+    if gl.atomic_add(ws_ptr + 1, 1, sem="acq_rel") == nprog - 1:
+        gl.store(ws_ptr + 1, 0)
+        gl.store(ws_ptr + 2, 0)
+        gl.store(ws_ptr, gl.load(ws_ptr) + 1)
+
+
+@gluon.jit
 def _item(pid, k, nprog, GROUP: gl.constexpr):
     # The item (chunk) of a program's step k: programs take segments of GROUP consecutive
     # chunks in turn (segments pid, pid + nprog, ...), one chunk a step.
@@ -158,36 +230,15 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                 m_seg = m
                 s_seg = s
             if k % GROUP == GROUP - 1:
-                word = ((m.to(gl.int32, bitcast=True).to(gl.int64) << 32)
-                        | (s.to(gl.int32, bitcast=True).to(gl.int64) & 0x7FFFFFFF) | tag)
-                gl.inline_asm_elementwise(
-                    "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
-                    "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
-                    "=r,l,l", [words + item // GROUP, word], dtype=gl.int32, is_pure=False,
-                    pack=1)
+                _publish(words + item // GROUP, m, s, tag)
         # 2. The item of step k - LAG: its row's partials, combined; its chunk, written. Each
         #    warp reads and combines the words on its own; one barrier makes the verdicts
         #    (all published? stop waiting?) one for the program. A published word is final,
         #    so warps that all saw every word hold the same words.
         if k >= LAG:
-            ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
-            if ready == 0:
-                stop = 0
-                t0 = _now()
-                while (ready == 0) & (stop == 0):
-                    p = gl.inline_asm_elementwise(
-                        "nanosleep.u32 100;\n\tld.relaxed.gpu.global.b64 $0, [$1];",
-                        "=l,l", [pptr], dtype=gl.int64, is_pure=False, pack=1)
-                    late = (gl.load(abort, volatile=True) != 0) | (_now() - t0 > WAIT_NS)
-                    ready = _all_threads(gl.min(((p & (1 << 31)) == tag).to(gl.int32), axis=0))
-                    stop = 1 - _all_threads(1 - late.to(gl.int32))  # late anywhere: stop
+            p, ready = _wait_for_words(p, pptr, tag, abort, WAIT_NS)
             if ready != 0:
-                pm = gl.where(pidx < SG, (p >> 32).to(gl.int32).to(gl.float32, bitcast=True),
-                              float("-inf"))
-                ps = gl.where(pidx < SG, (p & 0x7FFFFFFF).to(gl.int32).to(gl.float32, bitcast=True),
-                              0.0)
-                m_row = gl.max(pm, axis=0)
-                s_row = gl.sum(ps * gl.exp2((pm - m_row) * LOG2E), axis=0)
+                m_row, s_row = _stats_of_words(p, pidx < SG)
                 dstart = (done - drow * S) * SEG
                 x = ring.index((k - LAG) % STAGES).load(blk).to(gl.float32)
                 if FOLD:
@@ -208,21 +259,122 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
             if gl.load(marks + item) != 0:
                 row = item // S
                 x_row = x_ptr + row.to(gl.int64) * stride_x
-                m_row = gl.full([], float("-inf"), gl.float32)
-                s_row = gl.zeros([], gl.float32)
-                for c in range(0, N, SEG):
-                    xc = gl.load(x_row + c + cols, mask=c + lead < N,
-                                 other=float("-inf")).to(gl.float32)
-                    mc, sc = _chunk_stats(xc, False)
-                    m_row, s_row = _merge(m_row, s_row, mc, sc)
+                m_row, s_row = _stats_from_dram(x_row, N, cols, lead, SEG)
                 c0 = (item - row * S) * SEG
                 xc = gl.load(x_row + c0 + cols, mask=c0 + lead < N,
                              other=float("-inf")).to(gl.float32)
                 y = gl.exp2((xc - m_row) * LOG2E) * (1.0 / s_row)
                 gl.store(out_ptr + row.to(gl.int64) * N + c0 + cols, y.to(dt), mask=c0 + lead < N)
                 gl.store(marks + item, 0)
-    if gl.atomic_add(ws_ptr + 1, 1, sem="acq_rel") == nprog - 1:  # the last program to finish
-        gl.store(ws_ptr + 1, 0)
-        gl.store(abort, 0)
-        gl.store(ws_ptr, gl.load(ws_ptr) + 1)
+    _end_of_launch(ws_ptr, nprog)
 # --8<-- [end:ring_kernel]
+
+
+# --8<-- [start:whole_row_kernel]
+@gluon.jit
+def whole_row_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, WAIT_NS,
+                     VEC: gl.constexpr, R: gl.constexpr, NCH: gl.constexpr,
+                     SPLIT: gl.constexpr, EVEN: gl.constexpr, FOLD: gl.constexpr):
+    # A row is held whole in shared memory: by one program (SPLIT = 1) or by a group of SPLIT
+    # programs, each holding one slice of it (programs g * SPLIT + j, j = 0 .. SPLIT - 1, take
+    # rows g, g + groups, ...). A slice is NCH chunks of R 16-byte copies per thread ([R, T, VEC]
+    # blocks, as in ring_kernel). For each row: (A) as each chunk lands, each thread folds its
+    # values into its running (max, sum), and one reduction across the program gives the
+    # slice's; (B) each chunk is written out, and the next row's chunk is copied into its
+    # buffer. Each value is read from DRAM once. SPLIT > 1: the group's programs exchange their
+    # slices' (max, sum) through the workspace, as ring_kernel's partials, and a program holds
+    # two rows' slices: (B) of a row comes after (A) of the next, so the wait for the group
+    # overlaps that row's copies. All programs must be resident at once (the host sizes the
+    # grid so); a program that waits longer than WAIT_NS for its group reads the rest of the
+    # row from DRAM instead. EVEN: every slice is full. FOLD: as in ring_kernel.
+    N = N // VEC * VEC
+    stride_x = stride_x // VEC * VEC
+    W: gl.constexpr = gl.num_warps()
+    T: gl.constexpr = 32 * W
+    SEG: gl.constexpr = R * T * VEC
+    HELD: gl.constexpr = 1 if SPLIT == 1 else 2  # rows held at once
+    LAG: gl.constexpr = HELD - 1                 # (B) of row k comes after (A) of row k + LAG
+    blk: gl.constexpr = gl.BlockedLayout([1, 1, VEC], [1, 32, 1], [1, W, 1], [2, 1, 0])
+    per_thread: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, blk))
+    every_warp: gl.constexpr = gl.BlockedLayout([1], [32], [W], [0])
+    bufs = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [HELD * NCH, R, T, VEC],
+                                     gl.SwizzledSharedLayout(1, 1, 1, order=[2, 1, 0]))
+    pid = gl.program_id(0)
+    groups = gl.num_programs(0) // SPLIT
+    first = pid // SPLIT
+    n_rows = gl.cdiv(M - first, groups)  # this program's rows: first, first + groups, ...
+    start = (pid % SPLIT) * (NCH * SEG)  # its slice of each row
+    dt = x_ptr.dtype.element_ty
+    r_ = gl.arange(0, R, layout=gl.SliceLayout(1, gl.SliceLayout(2, blk)))
+    t_ = gl.arange(0, T, layout=per_thread)
+    v_ = gl.arange(0, VEC, layout=gl.SliceLayout(0, gl.SliceLayout(1, blk)))
+    lead = (gl.expand_dims(gl.expand_dims(r_, 1), 2) * (T * VEC)     # [R, T, 1]: the first
+            + gl.expand_dims(gl.expand_dims(t_, 0), 2) * VEC)        # value of each copy
+    cols = lead + gl.expand_dims(gl.expand_dims(v_, 0), 1)
+    pidx = gl.arange(0, 32, layout=every_warp)  # each warp reads all of a row's words
+    # ws_ptr: int64 [launches so far, programs finished, abort flag, SPLIT words per row], as
+    # ring_kernel's (a word carries its launch's parity; never zeroed between launches).
+    tag = ((gl.load(ws_ptr) + 1) & 1) << 31
+    abort = ws_ptr + 2
+    words = ws_ptr + 3
+    for h in gl.static_range(HELD):
+        row = first + h * groups
+        for c in gl.static_range(NCH):
+            cp.async_copy_global_to_shared(bufs.index(h * NCH + c),
+                                           x_ptr + row.to(gl.int64) * stride_x + start + c * SEG
+                                           + cols, mask=(start + c * SEG + lead < N) & (row < M))
+            cp.commit_group()
+    m_row = gl.full([], float("-inf"), gl.float32)
+    s_row = gl.zeros([], gl.float32)
+    for k in range(0, n_rows + LAG):
+        if k < n_rows:  # (A) row k's slice: its (max, sum of exp), each thread's values first
+            row = first + k * groups
+            buf = (k % HELD) * NCH
+            m_t = gl.full([T], float("-inf"), gl.float32, layout=per_thread)
+            s_t = gl.zeros([T], gl.float32, layout=per_thread)
+            for c in gl.static_range(NCH):
+                cp.wait_group(NCH - 1 - c)  # chunk c has landed
+                x = bufs.index(buf + c).load(blk).to(gl.float32)
+                if not EVEN:  # (masked copies wrote zeros)
+                    x = gl.where(start + c * SEG + lead < N, x, float("-inf"))
+                m_new = gl.maximum(m_t, gl.max(gl.max(x, axis=2), axis=0))
+                m_safe = gl.where(m_new == float("-inf"), 0.0, m_new)
+                b = gl.expand_dims(gl.expand_dims(m_safe, 0), 2)
+                if FOLD:
+                    e = gl.exp2(x * LOG2E - b * LOG2E)
+                else:
+                    e = gl.exp2((x - b) * LOG2E)
+                s_t = s_t * gl.exp2((m_t - m_safe) * LOG2E) + gl.sum(gl.sum(e, axis=2), axis=0)
+                m_t = m_new
+            m_row, s_row = _combine(m_t, s_t)
+            if SPLIT > 1:
+                _publish(words + row * SPLIT + pid % SPLIT, m_row, s_row, tag)
+        if k >= LAG:  # (B) row k - LAG: written out; its buffers take row k - LAG + HELD
+            row = first + (k - LAG) * groups
+            buf = ((k - LAG) % HELD) * NCH
+            if SPLIT > 1:  # the row's (max, sum) from its group's words (or from DRAM)
+                pptr = words + row * SPLIT + gl.minimum(pidx, SPLIT - 1)
+                p, ready = _wait_for_words(_relaxed_load(pptr), pptr, tag, abort, WAIT_NS)
+                if ready != 0:
+                    m_row, s_row = _stats_of_words(p, pidx < SPLIT)
+                else:
+                    gl.atomic_max(abort, 1, sem="relaxed")  # nobody waits any more
+                    m_row, s_row = _stats_from_dram(x_ptr + row.to(gl.int64) * stride_x, N,
+                                                    cols, lead, SEG)
+            nrow = row + HELD * groups
+            for c in gl.static_range(NCH):
+                x = bufs.index(buf + c).load(blk).to(gl.float32)
+                if FOLD:
+                    y = gl.exp2(x * LOG2E - (m_row * LOG2E + gl.log2(s_row)))
+                else:
+                    y = gl.exp2((x - m_row) * LOG2E) * (1.0 / s_row)
+                gl.store(out_ptr + row.to(gl.int64) * N + start + c * SEG + cols, y.to(dt),
+                         mask=start + c * SEG + lead < N)
+                cp.async_copy_global_to_shared(bufs.index(buf + c),
+                                               x_ptr + nrow.to(gl.int64) * stride_x + start
+                                               + c * SEG + cols,
+                                               mask=(start + c * SEG + lead < N) & (nrow < M))
+                cp.commit_group()
+    cp.wait_group(0)
+    _end_of_launch(ws_ptr, gl.num_programs(0))
+# --8<-- [end:whole_row_kernel]

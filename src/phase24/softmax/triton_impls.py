@@ -96,6 +96,20 @@ LAGGED_CONFIGS = {4: [(2048, 4, 72), (1024, 2, 72), (2048, 4, 80)],
 # float32 90.3-93.9% at 65536-262144. The first of each is the default for bulk long rows on a GPU.
 RING_CONFIGS = {4: [(4096, 4, 3, 1), (4096, 4, 2, 2)],
                 2: [(4096, 4, 3, 1), (4096, 4, 4, 1)]}
+# Whole-row plans (chunk, warps): the Gluon kernel that holds a whole row in shared memory
+# (gluon_kernels.whole_row_kernel), for rows of 16384 values or more: in one program where the
+# row fits in WHOLE_ROW_MAX_BYTES (the builder checks the GPU's limit), and split across
+# programs in slices of WHOLE_ROW_SLICE_BYTES (each program holds two: three programs per SM)
+# for rows of four slices or more, up to 32 slices. H200 explorations
+# (results/h200/explore/whole-row-2026-11-30/): one program per row, bfloat16 8192x32768 and
+# 4096x65536 at 88.1% of copy against 84.5% and 86.3% for the ring plans in the same run;
+# split, bfloat16 2048x131072 and 1024x262144 at 89.5% and 90.0% against 86.7% and 84.6%;
+# float32's long rows 91.0-92.3% against the ring's 91.2-93.8%; slices of 64 KB (one program
+# per SM) 65-82%.
+WHOLE_ROW_CONFIGS = [(8192, 8), (4096, 8), (8192, 16)]
+WHOLE_ROW_SPLIT_CONFIGS = [(2048, 4), (4096, 4)]
+WHOLE_ROW_MAX_BYTES = 192 * 1024
+WHOLE_ROW_SLICE_BYTES = 32 * 1024
 INTERPRETER_SPIN_LIMIT = 64      # interpreter polls (programs run in turn: a wait never succeeds)
 TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings mean something)
 
@@ -104,7 +118,7 @@ TUNE_MIN_ELEMENTS = 1 << 22      # only shapes this large are autotuned (timings
 class Plan:
     """How ``triton`` runs one shape. Fields unused by a path are left at their defaults."""
 
-    path: str                    # "rows", "split", "looped", "lagged" or "ring"
+    path: str                    # "rows", "split", "looped", "lagged", "ring" or "wholerow"
     num_warps: int = 4
     block_m: int = 1             # rows: rows per tile
     per_sm: int = 0              # rows: 0 = one tile per program; k = persistent grid of k x SMs
@@ -120,6 +134,7 @@ class Plan:
     lag: int = 0                 # ring: steps a chunk waits in the ring for its row's partials
     ahead: int = 0               # ring: chunks being copied ahead of the one being reduced
     group: int = 1               # ring: chunks of a row a program takes in a row (one partial)
+    split: int = 1               # wholerow: programs that share a row (a slice each)
 
     def describe(self, n: int | None = None, sms: int | None = None) -> str:
         if self.path == "rows":
@@ -134,6 +149,13 @@ class Plan:
             if self.l2_mb:
                 text += f" (rows in flight <= {self.l2_mb} MB)"
             return text + f", num_stages={self.num_stages}" + ("" if self.hints else ", no hints")
+        if self.path == "wholerow":
+            text = (f"whole_row_kernel (Gluon): the row in shared memory"
+                    + (f", split across {self.split} programs" if self.split > 1 else "")
+                    + f", chunks of {self.seg}, {self.num_warps} warps")
+            if n is not None:
+                text += f", {_cdiv(_cdiv(n, self.split), self.seg)} chunks per program"
+            return text + ", all resident"
         if self.path == "ring":
             text = (f"ring_kernel (Gluon): chunks of {self.seg}, {self.num_warps} warps, "
                     f"lag {self.lag}, ahead {self.ahead}")
@@ -250,6 +272,21 @@ def _ring_candidates(n: int, elem: int) -> list[Plan]:
     return ring + [replace(p, group=2) for p in ring if _cdiv(n, p.seg) % 2 == 0]
 
 
+def _whole_row_plans(n: int, elem: int) -> list[Plan]:
+    """The whole-row plans for rows of n values (see WHOLE_ROW_CONFIGS), on a GPU with Gluon."""
+    if triton_interpreter_active() or not gluon_available() or n < 16384:
+        return []
+    plans = []
+    if n * elem <= WHOLE_ROW_MAX_BYTES:
+        plans += [Plan("wholerow", seg=seg, num_warps=warps) for seg, warps in WHOLE_ROW_CONFIGS
+                  if _cdiv(n, seg) * seg * elem <= WHOLE_ROW_MAX_BYTES]
+    split = n * elem // WHOLE_ROW_SLICE_BYTES
+    if 4 <= split <= 32 and n * elem % WHOLE_ROW_SLICE_BYTES == 0:
+        plans += [Plan("wholerow", seg=seg, num_warps=warps, split=split)
+                  for seg, warps in WHOLE_ROW_SPLIT_CONFIGS]
+    return plans
+
+
 @functools.cache
 def gluon_available() -> bool:
     """Whether this Triton has Gluon with Ampere's asynchronous copies (Triton 3.5 and later)."""
@@ -316,6 +353,7 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
             # 127-128 at 8, no spills: two programs per SM either way.
             cands += [replace(first, num_warps=16, per_sm=0), replace(first, num_warps=16),
                       replace(first, num_warps=8, per_sm=0)]
+        cands += _whole_row_plans(n, elem)
         if bn == ROWS_MAX_CANDIDATE:
             # Rows of 32768: the ring kernel too (8 chunks per row). bfloat16 8192 x 32768:
             # rows_kernel 77.0% of copy in the bench run of 6f3a592, 84.2% with these candidates
@@ -325,6 +363,7 @@ def candidate_plans(m: int, n: int, elem: int, sms: int) -> list[Plan]:
         if bn <= ROWS_MAX_CANDIDATE:
             cands.append(_rows_plan(bn, ROWS_TILE, 32, -1, 1))
         cands += _ring_candidates(n, elem)
+        cands += _whole_row_plans(n, elem)
         cands += [_split_plan(SPLIT_SEG), _looped_plan(elem, 2, LOOPED_L2_MB),
                   _looped_plan(elem, 2, 0), _looped_plan(elem, 2, LOOPED_L2_MB // 2)]
         cands += _lagged_plans(n, elem)
@@ -460,6 +499,8 @@ def _build(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple = (),
         return _build_lagged(plan, x2d, sms, env, dev, direct, out_align)
     if plan.path == "ring":
         return _build_ring(plan, x2d, sms, env, dev, direct, out_align)
+    if plan.path == "wholerow":
+        return _build_whole_row(plan, x2d, sms, env, dev, direct, out_align)
     if plan.path == "naive":
         steps = ([_Step(kernel("naive"), m, (n, stride), dict(
             BLOCK_N=_next_pow2(n), num_warps=plan.num_warps))], None)
@@ -553,6 +594,39 @@ def _build_ring(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct
         ws, args = _lagged_workspace(x2d, s, head=3)
         grid = min(total, _resident_per_sm(ring_kernel, x2d, args, kw) * sms)
         return [_Step(ring_kernel, grid, args, kw)], None
+    return _Launcher(dev, make, env, direct)
+
+
+def _build_whole_row(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct: bool,
+                     out_align: int):
+    """whole_row_kernel (Gluon) where it applies: as for the ring kernel (compute capability 8.0
+    or later, rows of whole 16-byte copies, both pointers 16-byte aligned), and a slice (the
+    row's n / split values, in whole chunks) that fits in one program's shared memory, with
+    room for a group of split programs on the GPU; elsewhere the heuristic plan runs instead."""
+    m, n = x2d.shape
+    elem = x2d.element_size()
+    vec = 16 // elem
+    nch = _cdiv(_cdiv(n, plan.split), plan.seg)
+    held = 1 if plan.split == 1 else 2  # rows a program holds at once
+    fits = (dev is not None and gluon_available()
+            and torch.cuda.get_device_capability(dev)[0] >= 8
+            and held * nch * plan.seg * elem + 1024 <= _smem_per_block(dev)
+            and plan.seg % (32 * plan.num_warps * vec) == 0 and plan.split <= min(sms, 32))
+    if not (fits and n % vec == 0 and x2d.stride(0) % vec == 0 and x2d.data_ptr() % 16 == 0
+            and out_align == 0):
+        return _build(default_plan(m, n, elem, sms), x2d, sms, env, out_align)
+    from phase24.softmax.gluon_kernels import whole_row_kernel
+
+    kw = dict(VEC=vec, R=plan.seg // (32 * plan.num_warps * vec), NCH=nch, SPLIT=plan.split,
+              EVEN=n == plan.split * nch * plan.seg, FOLD=elem == 2, num_warps=plan.num_warps)
+
+    def make():
+        # [launches, programs finished, abort flag, a word per slice of each row], zeroed once
+        # here (whole_row_kernel leaves it ready for the next launch, as ring_kernel does).
+        ws = torch.zeros(3 + m * plan.split, dtype=torch.int64, device=x2d.device)
+        args = (ws, m, n, x2d.stride(0), LAGGED_WAIT_NS)
+        groups = _resident_per_sm(whole_row_kernel, x2d, args, kw) * sms // plan.split
+        return [_Step(whole_row_kernel, min(m, groups) * plan.split, args, kw)], None
     return _Launcher(dev, make, env, direct)
 
 
