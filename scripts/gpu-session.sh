@@ -3,9 +3,9 @@
 # (optionally) tuning, the benchmark and the profiles. Logs and results go to OUTDIR.
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
-#   steps: doctor tests lab sanitize sanitize-new tune bench profile minigpt
-#          (default: all but tune and sanitize-new, which is sanitize without the racecheck of
-#          the older rungs)
+#   steps: doctor tests lab sanitize sanitize-new sanitize-gluon tune bench profile minigpt
+#          (default: all but tune, sanitize-new and sanitize-gluon; sanitize-new is sanitize
+#          without the racecheck of the older rungs, sanitize-gluon only the Gluon kernels)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs.
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to tune_softmax.py.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
@@ -30,6 +30,14 @@ declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [lab]=600 [sanitize-m
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
                         [sanitize-synccheck]=120 [tune]=300
                         [bench]=300 [profile]=300 [minigpt]=120)
+
+gluon() {  # triton's Gluon kernels (whole-row and ring plans), every tool: ~35 s on the H200
+    local t
+    for t in memcheck racecheck synccheck; do
+        step sanitize-gluon-$t compute-sanitizer --error-exitcode 9 --report-api-errors no \
+            --tool $t "$py" scripts/sanitize_softmax.py --gluon
+    done
+}
 
 step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verdict
     local name=$1; shift
@@ -66,13 +74,16 @@ for s in $steps; do
               step sanitize-racecheck-v9 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
                   --small --only cuda-v9 rows_v9
               step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
-                  --small --only cuda-v10 rows_v10 ;;
+                  --small --only cuda-v10 rows_v10
+              gluon ;;
     sanitize-new) # memcheck and synccheck of the whole ladder, racecheck of the newest rung
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
               step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize_softmax.py
               step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize_softmax.py
               step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
-                  --small --only cuda-v10 rows_v10 ;;
+                  --small --only cuda-v10 rows_v10
+              gluon ;;
+    sanitize-gluon) gluon ;;
     tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json" ${TUNE_ARGS:-}
               cp "$out/tune_best.json" src/phase24/softmax/tuned_configs.json ;;  # bench uses it
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;

@@ -2,7 +2,8 @@
 
 Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small] [--only NAME...]
 (--small: short rows only, for racecheck, which is slow on long ones; --only: the runs of the
-named implementations and launchers, e.g. --only cuda-v10 rows_v10.) Covers each rung, each
+named implementations and launchers, e.g. --only cuda-v10 rows_v10; --gluon: instead, the Gluon
+kernels of `triton` (whole-row, one program and split, and ring plans) on 40 long rows.) Covers each rung, each
 dtype, aligned and unaligned rows, short/long rows and every v4 .. v10 configuration once (in
 each dtype it is compiled for); exits non-zero on a wrong result.
 """
@@ -29,8 +30,28 @@ def forced(kind, config, shape):
             [d for d in DTYPES if config in ci.configs(kind, d)])
 
 
+def gluon_runs():
+    """triton's Gluon kernels, each plan forced, on 40 rows (one wave of programs or less)."""
+    from phase24.softmax import triton_impls as T
+
+    def forced(plan):
+        def fn(x):
+            out = torch.empty_like(x)
+            T.softmax_rows(x, out, plan)
+            return out
+        return fn
+
+    plans = [((40, 32768), T.Plan("wholerow", seg=8192, num_warps=8)),
+             ((40, 65536 + 8), T.Plan("wholerow", seg=2048, num_warps=4, split=4)),
+             ((40, 65536 + 8), T.Plan("ring", seg=4096, num_warps=4, lag=3, ahead=1))]
+    return [(plan.describe(shape[1]), forced(plan), shape, False, DTYPES[:2])
+            for shape, plan in plans]
+
+
 def main() -> int:
     torch.manual_seed(0)
+    if "--gluon" in sys.argv:
+        return check(gluon_runs())
     if "--small" in sys.argv:  # racecheck is slow: every rung and configuration on short rows
         runs = [(name, fn, shape, sliced, DTYPES) for name, fn in IMPLEMENTATIONS.items()
                 if name.startswith("cuda") for shape, sliced in (((3, 1), False), ((5, 130), False),
