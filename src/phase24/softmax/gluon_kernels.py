@@ -1,13 +1,15 @@
-"""A Gluon kernel for long rows: ``lagged_kernel`` with its chunks in shared memory.
+"""Gluon kernels for long rows: ``ring_kernel`` and ``whole_row_kernel``.
 
 Gluon is Triton's lower-level language (``triton.experimental.gluon``, same compiler, same
 package): the programmer states each tensor's layout across threads and may allocate shared
 memory and copy into it asynchronously. That is what plain Triton cannot express, and what
 ``lagged_kernel`` lacks for 16-bit rows: there, the chunk a program keeps until its row's
 partials arrive lives in registers, which caps how much data is in flight and how long a
-program can wait (one step). Here the chunks live in a ring of shared-memory buffers filled with
-``cp.async`` (Ampere and later): AHEAD chunks are in flight, LAG chunks wait for their rows'
-partials, one is being reduced. Gluon has no interpreter: this kernel runs on a GPU only.
+program can wait (one step). ``ring_kernel`` keeps the chunks in a ring of shared-memory buffers
+filled with ``cp.async`` (Ampere and later): AHEAD chunks are in flight, LAG chunks wait for their
+rows' partials, one is being reduced. ``whole_row_kernel`` holds a whole row in shared memory, in
+one program or in the slices of a group of programs. Gluon has no interpreter: these kernels run
+on a GPU only.
 """
 
 from triton.experimental import gluon
@@ -231,10 +233,8 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, WAIT_NS,
                 s_seg = s
             if k % GROUP == GROUP - 1:
                 _publish(words + item // GROUP, m, s, tag)
-        # 2. The item of step k - LAG: its row's partials, combined; its chunk, written. Each
-        #    warp reads and combines the words on its own; one barrier makes the verdicts
-        #    (all published? stop waiting?) one for the program. A published word is final,
-        #    so warps that all saw every word hold the same words.
+        # 2. The item of step k - LAG: its row's partials, combined; its chunk, written. A
+        #    published word is final, so warps that all saw every word hold the same words.
         if k >= LAG:
             p, ready = _wait_for_words(p, pptr, tag, abort, WAIT_NS)
             if ready != 0:
