@@ -73,3 +73,28 @@ def launch_info(x: torch.Tensor, plan, sms: int) -> str:
                 return (f"{steps[0].fn.__name__}, grid {grid} ({grid / sms:.1f}/SM)"
                         + (" GAVE UP" if gave_up else ""))
     return ""
+
+
+def start(argv: list[str]) -> tuple:
+    """How the plan explorations begin: (the OUT.json path, the --only substring, the copy
+    bandwidth measured now, the number of SMs, the result dict they fill); prints the first two
+    figures."""
+    from phase24.harness.bench import copy_gbps
+
+    only = argv[argv.index("--only") + 1] if "--only" in argv else ""
+    copy = copy_gbps()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"copy {copy:.0f} GB/s, {sms} SMs", flush=True)
+    return argv[1], only, copy, sms, {"copy_gbps": copy, "gpu": torch.cuda.get_device_name(),
+                                      "shapes": []}
+
+
+def record_plans(shape: Shape, plans: list, sms: int) -> None:
+    """Each of `triton`'s plans, forced, on the shape's input: checked, then timed, with the
+    kernel that ran and its grid."""
+    from phase24.softmax import triton_impls as T
+
+    x = shape.x
+    for plan in plans:
+        shape.record(plan.describe(shape.n), lambda plan=plan: T.triton_softmax(x, plan=plan),
+                     lambda plan=plan: launch_info(x, plan, sms))

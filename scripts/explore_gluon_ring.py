@@ -13,8 +13,7 @@ import time
 
 import torch
 
-from explore_common import LONG, Shape, launch_info
-from phase24.harness.bench import copy_gbps
+from explore_common import LONG, Shape, record_plans, start
 from phase24.softmax import triton_impls as T
 
 # (chunk, lag, ahead, warps) per element size: the ring plans of triton_impls.RING_CONFIGS and
@@ -26,12 +25,7 @@ CONFIGS = {
 
 
 def main():
-    out_path = sys.argv[1]
-    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
-    copy = copy_gbps()
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"copy {copy:.0f} GB/s, {sms} SMs", flush=True)
-    res = {"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": []}
+    out_path, only, copy, sms, res = start(sys.argv)
     t_start = time.time()
     for spec in [s for s in LONG if only in s]:
         if time.time() - t_start > 300:
@@ -41,12 +35,9 @@ def main():
         x = shape.x
         shape.record("torch", lambda: torch.softmax(x, -1))
         shape.record("triton (as is)", lambda: T.triton_softmax(x))
-        for seg, lag, ahead, warps in CONFIGS[x.element_size()]:
-            if shape.n // seg < 2:
-                continue
-            plan = T.Plan("ring", seg=seg, num_warps=warps, lag=lag, ahead=ahead)
-            shape.record(plan.describe(shape.n), lambda plan=plan: T.triton_softmax(x, plan=plan),
-                         lambda plan=plan: launch_info(x, plan, sms))
+        record_plans(shape, [T.Plan("ring", seg=seg, num_warps=warps, lag=lag, ahead=ahead)
+                             for seg, lag, ahead, warps in CONFIGS[x.element_size()]
+                             if shape.n // seg >= 2], sms)
         res["shapes"].append(shape.row)
         json.dump(res, open(out_path, "w"), indent=1)
 

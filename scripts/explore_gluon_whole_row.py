@@ -13,8 +13,7 @@ import sys
 
 import torch
 
-from explore_common import LONG, Shape, launch_info
-from phase24.harness.bench import copy_gbps
+from explore_common import LONG, Shape, record_plans, start
 from phase24.softmax import triton_impls as T
 
 SPLIT_SHAPES = [(8192, 8), (4096, 8), (4096, 4), (2048, 4)]  # (chunk, warps)
@@ -22,12 +21,7 @@ SLICE_BYTES = (64 * 1024, 32 * 1024)
 
 
 def main():
-    out_path = sys.argv[1]
-    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
-    copy = copy_gbps()
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"copy {copy:.0f} GB/s", flush=True)
-    res = {"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": []}
+    out_path, only, copy, sms, res = start(sys.argv)
     for spec in [s for s in LONG[:7] if only in s]:  # the bulk long-row shapes
         shape = Shape(spec, copy)
         x, n, elem = shape.x, shape.n, shape.x.element_size()
@@ -40,9 +34,7 @@ def main():
         else:
             plans += [T.Plan("wholerow", seg=seg, num_warps=w, split=n * elem // size)
                       for size in SLICE_BYTES for seg, w in SPLIT_SHAPES]
-        for plan in plans:
-            shape.record(plan.describe(n), lambda plan=plan: T.triton_softmax(x, plan=plan),
-                         lambda plan=plan: launch_info(x, plan, sms))
+        record_plans(shape, plans, sms)
         res["shapes"].append(shape.row)
         json.dump(res, open(out_path, "w"), indent=1)
 

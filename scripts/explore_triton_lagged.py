@@ -14,8 +14,7 @@ import time
 
 import torch
 
-from explore_common import LONG, Shape, launch_info
-from phase24.harness.bench import copy_gbps
+from explore_common import LONG, Shape, record_plans, start
 from phase24.softmax import triton_impls as T
 
 # (chunk, warps, maxnreg) per dtype
@@ -28,14 +27,9 @@ CONFIGS = {
 
 
 def main():
-    out_path = sys.argv[1]
+    out_path, only, copy, sms, res = start(sys.argv)
     quick = "--quick" in sys.argv
-    copy = copy_gbps()
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"copy {copy:.0f} GB/s, {sms} SMs", flush=True)
-    res = {"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "shapes": []}
     t_start = time.time()
-    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     for spec in [s for s in (LONG[:2] if quick else LONG) if only in s]:
         if time.time() - t_start > 400:
             print("time budget spent: stopping", flush=True)
@@ -47,12 +41,8 @@ def main():
             shape.record("triton (as is)", lambda: T.triton_softmax(x))
             shape.row["triton_plan"] = T.chosen_config(x)
             print("   ", shape.row["triton_plan"], flush=True)
-        for seg, warps, maxnreg in CONFIGS[shape.dt]:
-            if n // seg < 2:
-                continue
-            plan = T.Plan("lagged", seg=seg, num_warps=warps, maxnreg=maxnreg)
-            shape.record(plan.describe(n), lambda plan=plan: T.triton_softmax(x, plan=plan),
-                         lambda plan=plan: launch_info(x, plan, sms))
+        record_plans(shape, [T.Plan("lagged", seg=seg, num_warps=warps, maxnreg=maxnreg)
+                             for seg, warps, maxnreg in CONFIGS[shape.dt] if n // seg >= 2], sms)
         res["shapes"].append(shape.row)
         json.dump(res, open(out_path, "w"), indent=1)
 
