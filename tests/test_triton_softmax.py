@@ -549,6 +549,29 @@ def _gpu_check_poisoned(x, plan, what):
     assert_softmax(out, x, what)
 
 
+def _gluon_on_gpu(monkeypatch, kernel, dtype):
+    """Skips unless Gluon and a GPU of compute capability 8.0 or later are here; turns the
+    interpreter off; returns dtype's element size."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if not T.gluon_available() or torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip(f"the {kernel} needs Gluon and a GPU of compute capability 8.0 or later")
+    return torch.empty(0, dtype=dtype).element_size()
+
+
+def _gpu_check_relaunched(x, plan, what):
+    """`plan` on x twice, then on other values through the same launcher (a workspace that is
+    not zeroed between launches must not pass one launch's words to the next); returns the
+    names of the kernels its launcher ran."""
+    for _ in range(2):
+        _gpu_check_poisoned(x, plan, what)
+    n = x.shape[1]
+    _gpu_check_poisoned(x[:, : n // 2].repeat(1, 2) if n % 2 == 0 else x * 0.5, plan,
+                        f"{what}, again with other values")
+    return {st.fn.__name__ for key, launcher in T._LAUNCHERS.items()
+            if key[3] == x.shape and key[-1] == plan
+            for steps, _ in launcher.bound.values() for st in steps}
+
+
 def _gpu_case(f, shape, dtype, seed, what):
     x = randn(shape, dtype, seed, device="cuda")
     out = f(x)
@@ -657,10 +680,7 @@ def test_gpu_ring_kernel(dtype, monkeypatch):
     # special values, more items than programs; rows that are not (odd N, rows starting
     # anywhere) take the lagged kernel instead, and are checked too. Then with a wait limit of
     # 0 ns: programs give up on peers and redo items the slow way.
-    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    if not T.gluon_available() or torch.cuda.get_device_capability()[0] < 8:
-        pytest.skip("the ring kernel needs Gluon and a GPU of compute capability 8.0 or later")
-    elem = torch.empty(0, dtype=dtype).element_size()
+    elem = _gluon_on_gpu(monkeypatch, "ring kernel", dtype)
     plans = T._ring_plans(262144, elem) + [T.Plan("ring", seg=2048, num_warps=2, lag=1, ahead=1,
                                                   group=2)]
     assert len(plans) == 3
@@ -672,16 +692,8 @@ def test_gpu_ring_kernel(dtype, monkeypatch):
         for m, n, shift in shapes:
             x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
             for plan in plans:
-                for _ in range(2):
-                    _gpu_check_poisoned(x, plan, f"{plan.describe(n)} {m}x{n} shift {shift} "
-                                                 f"{dtype} wait {wait_ns} ns")
-                # Other values, same launcher: partials left by the previous launch must not
-                # be taken for this one's (the workspace is not zeroed between launches).
-                _gpu_check_poisoned(x[:, : n // 2].repeat(1, 2) if n % 2 == 0 else x * 0.5,
-                                    plan, f"{plan.describe(n)} {m}x{n} again, other values")
-                kernels = {st.fn.__name__ for key, launcher in T._LAUNCHERS.items()
-                           if key[3] == x.shape and key[-1] == plan
-                           for steps, _ in launcher.bound.values() for st in steps}
+                kernels = _gpu_check_relaunched(x, plan, f"{plan.describe(n)} {m}x{n} shift "
+                                                         f"{shift} {dtype} wait {wait_ns} ns")
                 assert kernels == {"lagged_kernel" if shift else "ring_kernel"}, kernels
     T.clear_launch_cache()
 
@@ -697,10 +709,7 @@ def test_gpu_whole_row_kernel(dtype, monkeypatch):
     # does not fit in shared memory, or that are not whole 16-byte copies (odd N, rows starting
     # anywhere), run another plan and are checked too. Then the split plans with a wait limit
     # of 0 ns: programs give up on their group and read the row from DRAM.
-    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    if not T.gluon_available() or torch.cuda.get_device_capability()[0] < 8:
-        pytest.skip("the whole-row kernel needs Gluon and a GPU of compute capability 8.0 or later")
-    elem = torch.empty(0, dtype=dtype).element_size()
+    elem = _gluon_on_gpu(monkeypatch, "whole-row kernel", dtype)
     split = [T.Plan("wholerow", seg=4096, num_warps=8, split=4),
              T.Plan("wholerow", seg=8192, num_warps=16, split=3)]
     plans = [T.Plan("wholerow", seg=seg, num_warps=warps) for seg, warps in T.WHOLE_ROW_CONFIGS]
@@ -714,13 +723,7 @@ def test_gpu_whole_row_kernel(dtype, monkeypatch):
             x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
             for plan in tried:
                 what = f"{plan.describe(n)} {m}x{n} shift {shift} {dtype} wait {wait_ns} ns"
-                for _ in range(2):
-                    _gpu_check_poisoned(x, plan, what)
-                _gpu_check_poisoned(x[:, : n // 2].repeat(1, 2) if n % 2 == 0 else x * 0.5,
-                                    plan, f"{what}, again with other values")
-                kernels = {st.fn.__name__ for key, launcher in T._LAUNCHERS.items()
-                           if key[3] == x.shape and key[-1] == plan
-                           for steps, _ in launcher.bound.values() for st in steps}
+                kernels = _gpu_check_relaunched(x, plan, what)
                 held = 1 if plan.split == 1 else 2  # rows a program holds at once
                 slice_bytes = T._cdiv(T._cdiv(n, plan.split), plan.seg) * plan.seg * elem
                 fits = held * slice_bytes + 1024 <= smem
