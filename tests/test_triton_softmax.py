@@ -293,6 +293,29 @@ def test_dispatch_thresholds():
 
 
 @pytest.mark.skipif(not T.gluon_available(), reason="this Triton has no Gluon")
+def test_whole_row_candidates(monkeypatch):
+    # The whole-row plans the autotuner tries (as on a GPU): one program per row for rows of
+    # 16384 values or more up to WHOLE_ROW_MAX_BYTES; groups of 4 to 32 programs, one slice of
+    # WHOLE_ROW_SLICE_BYTES each, for longer rows; every plan's chunk made of whole copies by
+    # every thread, and two slices (or one row) within an H100/H200 block's shared memory.
+    monkeypatch.setattr(T, "triton_interpreter_active", lambda: False)
+    def splits(n, elem):
+        return sorted({p.split for p in T._whole_row_plans(n, elem)})
+    assert splits(16000, 2) == [] and splits(16384, 2) == [1] and splits(32768, 2) == [1]
+    assert splits(65536, 2) == [1, 4] and splits(262144, 2) == [16]
+    assert splits(262144, 4) == [32] and splits(1 << 20, 2) == []   # at most 32 programs a row
+    assert splits(3 * 65536, 2) == [12]                               # 384 KB: not one program
+    for elem in (4, 2):
+        for n in (16384, 32768, 65536, 98304, 131072, 262144):
+            for p in T._whole_row_plans(n, elem):
+                assert p.seg % (32 * p.num_warps * 16 // elem) == 0, p
+                held = 1 if p.split == 1 else 2
+                assert held * T._cdiv(T._cdiv(n, p.split), p.seg) * p.seg * elem <= 227 * 1024 - 1024
+                assert p.split == 1 or n % (p.split * p.seg) == 0, p     # every slice full
+    assert any(p.path == "wholerow" for p in T.candidate_plans(4096, 65536, 2, 132))
+
+
+@pytest.mark.skipif(not T.gluon_available(), reason="this Triton has no Gluon")
 @pytest.mark.skipif(INTERP, reason="compiles: runs in the parent process, not the interpreter's")
 def test_ring_kernel_compiles_for_ampere_ada_hopper():
     # Without a GPU: ring_kernel compiled (Triton's own ptxas) for sm_80, sm_89 and sm_90 in
