@@ -285,8 +285,10 @@ def whole_row_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, WAIT_NS,
     # slices' (max, sum) through the workspace, as ring_kernel's partials, and a program holds
     # two rows' slices: (B) of a row comes after (A) of the next, so the wait for the group
     # overlaps that row's copies. All programs must be resident at once (the host sizes the
-    # grid so); a program that waits longer than WAIT_NS for its group reads the rest of the
-    # row from DRAM instead. EVEN: every slice is full. FOLD: as in ring_kernel.
+    # grid so); a program that waits longer than WAIT_NS for its group reads the whole row from
+    # DRAM for its (max, sum) instead, and raises the abort flag, which ends every other wait.
+    # SPLIT <= 32: a warp's lanes read a row's words. EVEN: every slice is full. FOLD: as in
+    # ring_kernel.
     N = N // VEC * VEC
     stride_x = stride_x // VEC * VEC
     W: gl.constexpr = gl.num_warps()
