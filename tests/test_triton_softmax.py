@@ -351,6 +351,8 @@ def test_ring_kernel_compiles_for_ampere_ada_hopper():
                     assert "bar.red.and.pred" in ptx, what
 
 
+@pytest.mark.skipif(not T.gluon_available(), reason="this Triton has no Gluon")
+@pytest.mark.skipif(INTERP, reason="compiles: runs in the parent process, not the interpreter's")
 def test_whole_row_kernel_compiles_for_ampere_ada_hopper():
     # Without a GPU, as for the ring kernel: whole_row_kernel compiled for sm_80, sm_89 and sm_90
     # in every whole-row plan, with slices of up to 96 KB (every target's shared memory holds
