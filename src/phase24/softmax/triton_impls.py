@@ -150,7 +150,7 @@ class Plan:
                 text += f" (rows in flight <= {self.l2_mb} MB)"
             return text + f", num_stages={self.num_stages}" + ("" if self.hints else ", no hints")
         if self.path == "wholerow":
-            text = (f"whole_row_kernel (Gluon): the row in shared memory"
+            text = ("whole_row_kernel (Gluon): the row in shared memory"
                     + (f", split across {self.split} programs" if self.split > 1 else "")
                     + f", chunks of {self.seg}, {self.num_warps} warps")
             if n is not None:
@@ -276,15 +276,22 @@ def _whole_row_plans(n: int, elem: int) -> list[Plan]:
     """The whole-row plans for rows of n values (see WHOLE_ROW_CONFIGS), on a GPU with Gluon."""
     if triton_interpreter_active() or not gluon_available() or n < 16384:
         return []
-    plans = []
-    if n * elem <= WHOLE_ROW_MAX_BYTES:
-        plans += [Plan("wholerow", seg=seg, num_warps=warps) for seg, warps in WHOLE_ROW_CONFIGS
-                  if _cdiv(n, seg) * seg * elem <= WHOLE_ROW_MAX_BYTES]
+    plans = [p for p in (Plan("wholerow", seg=seg, num_warps=warps)
+                         for seg, warps in WHOLE_ROW_CONFIGS)
+             if _whole_row_layout(p, n, elem)[1] <= WHOLE_ROW_MAX_BYTES]
     split = n * elem // WHOLE_ROW_SLICE_BYTES
     if 4 <= split <= 32 and n * elem % WHOLE_ROW_SLICE_BYTES == 0:
         plans += [Plan("wholerow", seg=seg, num_warps=warps, split=split)
                   for seg, warps in WHOLE_ROW_SPLIT_CONFIGS]
     return plans
+
+
+def _whole_row_layout(plan: Plan, n: int, elem: int) -> tuple[int, int]:
+    """(chunks per slice, shared memory per program in bytes) of a whole-row plan on rows of n
+    values: a slice is the row's n / split values in whole chunks, and a program holds one row
+    (split 1) or two slices (see whole_row_kernel)."""
+    nch = _cdiv(_cdiv(n, plan.split), plan.seg)
+    return nch, (1 if plan.split == 1 else 2) * nch * plan.seg * elem
 
 
 @functools.cache
@@ -572,12 +579,7 @@ def _build_ring(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, direct
     m, n = x2d.shape
     elem = x2d.element_size()
     vec = 16 // elem
-    ring_bytes = (plan.lag + plan.ahead + 1) * plan.seg * elem
-    fits = (dev is not None and gluon_available()
-            and torch.cuda.get_device_capability(dev)[0] >= 8
-            and ring_bytes + 1024 <= _smem_per_block(dev))
-    if not (fits and n % vec == 0 and x2d.stride(0) % vec == 0 and x2d.data_ptr() % 16 == 0
-            and out_align == 0):
+    if not _gluon_applies(x2d, dev, out_align, (plan.lag + plan.ahead + 1) * plan.seg * elem):
         lagged = _lagged_plans(n, elem)
         return _build(lagged[0] if lagged else _split_plan(SPLIT_SEG), x2d, sms, env, out_align)
     from phase24.softmax.gluon_kernels import ring_kernel
@@ -606,14 +608,9 @@ def _build_whole_row(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, d
     m, n = x2d.shape
     elem = x2d.element_size()
     vec = 16 // elem
-    nch = _cdiv(_cdiv(n, plan.split), plan.seg)
-    held = 1 if plan.split == 1 else 2  # rows a program holds at once
-    fits = (dev is not None and gluon_available()
-            and torch.cuda.get_device_capability(dev)[0] >= 8
-            and held * nch * plan.seg * elem + 1024 <= _smem_per_block(dev)
-            and plan.seg % (32 * plan.num_warps * vec) == 0 and plan.split <= min(sms, 32))
-    if not (fits and n % vec == 0 and x2d.stride(0) % vec == 0 and x2d.data_ptr() % 16 == 0
-            and out_align == 0):
+    nch, smem = _whole_row_layout(plan, n, elem)
+    if not (_gluon_applies(x2d, dev, out_align, smem)
+            and plan.seg % (32 * plan.num_warps * vec) == 0 and plan.split <= min(sms, 32)):
         return _build(default_plan(m, n, elem, sms), x2d, sms, env, out_align)
     from phase24.softmax.gluon_kernels import whole_row_kernel
 
@@ -628,6 +625,19 @@ def _build_whole_row(plan: Plan, x2d: torch.Tensor, sms: int, env: tuple, dev, d
         groups = _resident_per_sm(whole_row_kernel, x2d, args, kw) * sms // plan.split
         return [_Step(whole_row_kernel, min(m, groups) * plan.split, args, kw)], None
     return _Launcher(dev, make, env, direct)
+
+
+def _gluon_applies(x2d: torch.Tensor, dev, out_align: int, smem_bytes: int) -> bool:
+    """Whether a Gluon kernel of this lab, with smem_bytes of shared memory per program, runs
+    on x2d: a GPU of compute capability 8.0 or later with that much shared memory per block (and
+    1 KB more for the compiler's own), rows of whole 16-byte copies (N and the row stride
+    multiples of 16 bytes) and both pointers 16-byte aligned."""
+    vec = 16 // x2d.element_size()
+    return (dev is not None and gluon_available()
+            and torch.cuda.get_device_capability(dev)[0] >= 8
+            and smem_bytes + 1024 <= _smem_per_block(dev)
+            and x2d.shape[1] % vec == 0 and x2d.stride(0) % vec == 0
+            and x2d.data_ptr() % 16 == 0 and out_align == 0)
 
 
 def _lagged_workspace(x2d: torch.Tensor, s: int, head: int = 1) -> tuple:
