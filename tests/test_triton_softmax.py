@@ -582,6 +582,18 @@ def _gpu_check_poisoned(x, plan, what):
     assert_softmax(out, x, what)
 
 
+def _gpu_rows_per_wait_limit(monkeypatch, waits, shapes, dtype):
+    """For each wait limit (LAGGED_WAIT_NS, set with the launcher cache emptied: a launcher keeps
+    the limit it was built with) and each (m, n, shift) of shapes, the rows of
+    _gpu_rows_with_specials: yields (wait_ns, m, n, shift, x)."""
+    for wait_ns in waits:
+        monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
+        T.clear_launch_cache()
+        for m, n, shift in shapes:
+            yield wait_ns, m, n, shift, _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
+    T.clear_launch_cache()
+
+
 def _gluon_on_gpu(monkeypatch, kernel, dtype):
     """Skips unless Gluon and a GPU of compute capability 8.0 or later are here; turns the
     interpreter off; returns dtype's element size."""
@@ -691,16 +703,13 @@ def test_gpu_lagged_kernel(dtype, monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     elem = torch.empty(0, dtype=dtype).element_size()
     plans = T._lagged_plans(262144, elem) + [T.Plan("lagged", seg=512, num_warps=1)]
-    for wait_ns in (T.LAGGED_WAIT_NS, 0):
-        monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
-        T.clear_launch_cache()
-        for m, n, shift in ((700, 65536, 0), (300, 20000 + 1, 1), (9, 262144, 0), (200, 4098, 1)):
-            x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
-            for plan in plans:
-                for _ in range(2):
-                    _gpu_check_poisoned(x, plan, f"{plan.describe(n)} {m}x{n} shift {shift} "
-                                                 f"{dtype} wait {wait_ns} ns")
-    T.clear_launch_cache()
+    shapes = ((700, 65536, 0), (300, 20000 + 1, 1), (9, 262144, 0), (200, 4098, 1))
+    for wait_ns, m, n, shift, x in _gpu_rows_per_wait_limit(
+            monkeypatch, (T.LAGGED_WAIT_NS, 0), shapes, dtype):
+        for plan in plans:
+            for _ in range(2):
+                _gpu_check_poisoned(x, plan, f"{plan.describe(n)} {m}x{n} shift {shift} "
+                                             f"{dtype} wait {wait_ns} ns")
 
 
 @pytest.mark.gpu
@@ -719,16 +728,12 @@ def test_gpu_ring_kernel(dtype, monkeypatch):
     assert len(plans) == 3
     shapes = ((700, 65536, 0), (300, 20008, 0), (9, 262144, 0), (200, 3 * 4096 + 8, 0),
               (300, 20001, 1))
-    for wait_ns in (T.LAGGED_WAIT_NS, 0):
-        monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
-        T.clear_launch_cache()
-        for m, n, shift in shapes:
-            x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
-            for plan in plans:
-                kernels = _gpu_check_relaunched(x, plan, f"{plan.describe(n)} {m}x{n} shift "
-                                                         f"{shift} {dtype} wait {wait_ns} ns")
-                assert kernels == {"lagged_kernel" if shift else "ring_kernel"}, kernels
-    T.clear_launch_cache()
+    for wait_ns, m, n, shift, x in _gpu_rows_per_wait_limit(
+            monkeypatch, (T.LAGGED_WAIT_NS, 0), shapes, dtype):
+        for plan in plans:
+            kernels = _gpu_check_relaunched(x, plan, f"{plan.describe(n)} {m}x{n} shift "
+                                                     f"{shift} {dtype} wait {wait_ns} ns")
+            assert kernels == {"lagged_kernel" if shift else "ring_kernel"}, kernels
 
 
 @pytest.mark.gpu
@@ -749,19 +754,15 @@ def test_gpu_whole_row_kernel(dtype, monkeypatch):
     smem = T._smem_per_block(torch.cuda.current_device())
     shapes = ((700, 32768, 0), (300, 20008, 0), (64, 65536, 0), (200, 3 * 8192 + 8, 0),
               (9, 262144, 0), (5, 1 << 20, 0), (300, 20001, 1))
-    for wait_ns, tried in ((T.LAGGED_WAIT_NS, plans + split), (0, split)):
-        monkeypatch.setattr(T, "LAGGED_WAIT_NS", wait_ns)
-        T.clear_launch_cache()
-        for m, n, shift in shapes:
-            x = _gpu_rows_with_specials(m, n, shift, dtype, seed=m + n)
-            for plan in tried:
-                what = f"{plan.describe(n)} {m}x{n} shift {shift} {dtype} wait {wait_ns} ns"
-                kernels = _gpu_check_relaunched(x, plan, what)
-                held = 1 if plan.split == 1 else 2  # rows a program holds at once
-                slice_bytes = T._cdiv(T._cdiv(n, plan.split), plan.seg) * plan.seg * elem
-                fits = held * slice_bytes + 1024 <= smem
-                assert ("whole_row_kernel" in kernels) == (fits and not shift), (what, kernels)
-    T.clear_launch_cache()
+    for wait_ns, m, n, shift, x in _gpu_rows_per_wait_limit(
+            monkeypatch, (T.LAGGED_WAIT_NS, 0), shapes, dtype):
+        for plan in plans + split if wait_ns else split:  # (no wait in one-program plans)
+            what = f"{plan.describe(n)} {m}x{n} shift {shift} {dtype} wait {wait_ns} ns"
+            kernels = _gpu_check_relaunched(x, plan, what)
+            held = 1 if plan.split == 1 else 2  # rows a program holds at once
+            slice_bytes = T._cdiv(T._cdiv(n, plan.split), plan.seg) * plan.seg * elem
+            fits = held * slice_bytes + 1024 <= smem
+            assert ("whole_row_kernel" in kernels) == (fits and not shift), (what, kernels)
 
 
 @pytest.mark.gpu
