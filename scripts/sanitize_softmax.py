@@ -34,7 +34,7 @@ def gluon_runs():
     """triton's Gluon kernels, each plan forced, on 40 rows (one wave of programs or less)."""
     from phase24.softmax import triton_impls as T
 
-    def forced(plan):
+    def run_plan(plan):
         def fn(x):
             out = torch.empty_like(x)
             T.softmax_rows(x, out, plan)
@@ -44,7 +44,7 @@ def gluon_runs():
     plans = [((40, 32768), T.Plan("wholerow", seg=8192, num_warps=8)),
              ((40, 65536 + 8), T.Plan("wholerow", seg=2048, num_warps=4, split=4)),
              ((40, 65536 + 8), T.Plan("ring", seg=4096, num_warps=4, lag=3, ahead=1))]
-    return [(plan.describe(shape[1]), forced(plan), shape, False, DTYPES[:2])
+    return [(plan.describe(shape[1]), run_plan(plan), shape, False, DTYPES[:2])
             for shape, plan in plans]
 
 
