@@ -3,11 +3,14 @@
 # (optionally) tuning, the benchmark and the profiles. Logs and results go to OUTDIR.
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
-#   steps: doctor tests lab sanitize sanitize-new sanitize-gluon tune bench profile minigpt
-#          (default: all but tune, sanitize-new and sanitize-gluon; sanitize-new is sanitize
-#          without the racecheck of the older rungs, sanitize-gluon only the Gluon kernels)
-#   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs.
+#   steps: doctor tests tests-triton tests-cuda lab sanitize sanitize-new sanitize-triton tune
+#          tune-triton bench profile minigpt
+#          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
+#          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
+#   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
+#          tests-triton and tests-cuda are its two halves (the Triton rungs' files, the rest).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to tune_softmax.py.
+#   tune-triton: scripts/tune_triton.py; its table becomes src/phase24/softmax/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
 # On the lent device pass $OUT itself as OUTDIR: each step writes its log there as it runs, so a
 # call that runs out of time still returns the logs of the steps it finished. Every step has
@@ -21,21 +24,23 @@ cd "$root"
 mkdir -p "$out"
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export PHASE24_CACHE=${PHASE24_CACHE:-$root/.cache/phase24}
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/.cache/triton}
 py=${PYTHON:-python3}
 status=0
 summary=()
 
-declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [lab]=600 [sanitize-memcheck]=120
+declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [tests-triton]=420 [tests-cuda]=420
+                        [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
                         [sanitize-synccheck]=120 [tune]=300
                         [bench]=300 [profile]=300 [minigpt]=120)
 
-gluon() {  # triton's Gluon kernels (whole-row and ring plans), every tool: ~35 s on the H200
+triton_san() {  # every Triton rung and tuner configuration, every tool
     local t
     for t in memcheck racecheck synccheck; do
-        step sanitize-gluon-$t compute-sanitizer --error-exitcode 9 --report-api-errors no \
-            --tool $t "$py" scripts/sanitize_softmax.py --gluon
+        step sanitize-triton-$t compute-sanitizer --error-exitcode 9 --report-api-errors no \
+            --tool $t "$py" scripts/sanitize_softmax.py --triton
     done
 }
 
@@ -57,6 +62,10 @@ for s in $steps; do
               step hello "$py" -m phase24 hello ;;
     tests)    step tests "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py tests ;;
+    tests-triton) step tests-triton "$py" -m pytest -q -p no:cacheprovider --timeout 300 -rfEs \
+                  tests/test_triton_gpu.py tests/test_triton_ladder.py ;;
+    tests-cuda) step tests-cuda "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
+                  --ignore=tests/test_lab_commands.py --ignore=tests/test_triton_gpu.py tests ;;
     lab)      step lab "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   tests/test_lab_commands.py ;;
     sanitize) # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous
@@ -75,17 +84,19 @@ for s in $steps; do
                   --small --only cuda-v9 rows_v9
               step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
                   --small --only cuda-v10 rows_v10
-              gluon ;;
+              triton_san ;;
     sanitize-new) # memcheck and synccheck of the whole ladder, racecheck of the newest rung
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
               step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize_softmax.py
               step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize_softmax.py
               step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
                   --small --only cuda-v10 rows_v10
-              gluon ;;
-    sanitize-gluon) gluon ;;
+              triton_san ;;
+    sanitize-triton) triton_san ;;
     tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json" ${TUNE_ARGS:-}
               cp "$out/tune_best.json" src/phase24/softmax/tuned_configs.json ;;  # bench uses it
+    tune-triton) step tune-triton "$py" scripts/tune_triton.py "$out/tune-triton.json"
+              cp "$out/tune-triton_best.json" src/phase24/softmax/triton_configs.json ;;
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;
     minigpt)  step minigpt "$py" -m phase24 minigpt speed --json "$out/minigpt_speed.json" ;;

@@ -2,8 +2,8 @@
 
 Usage: compute-sanitizer --tool memcheck python3 scripts/sanitize_softmax.py [--small] [--only NAME...]
 (--small: short rows only, for racecheck, which is slow on long ones; --only: the runs of the
-named implementations and launchers, e.g. --only cuda-v10 rows_v10; --gluon: instead, the Gluon
-kernels of `triton` (whole-row, one program and split, and ring plans) on 40 long rows.) Covers each rung, each
+named implementations and launchers, e.g. --only cuda-v10 rows_v10; --triton: instead, every
+Triton rung and each configuration its tuner may pick, on small shapes.) Covers each CUDA rung, each
 dtype, aligned and unaligned rows, short/long rows and every v4 .. v10 configuration once (in
 each dtype it is compiled for); exits non-zero on a wrong result.
 """
@@ -30,28 +30,37 @@ def forced(kind, config, shape):
             [d for d in DTYPES if config in ci.configs(kind, d)])
 
 
-def gluon_runs():
-    """triton's Gluon kernels, each plan forced, on 40 rows (one wave of programs or less)."""
-    from phase24.softmax import triton_impls as T
+def triton_runs():
+    """Every Triton rung, with its default and each configuration the tuner may pick, on a few
+    rows that reach its kernel (each Gluon rung on whole 16-byte rows, so that it runs itself)."""
+    from phase24.softmax.triton_ladder import RUNGS, common, v1_rows, v3_lagged, v4_ring, v5_whole_row
 
-    def run_plan(plan):
+    def run_config(name, config):
         def fn(x):
-            out = torch.empty_like(x)
-            T.softmax_rows(x, out, plan)
-            return out
+            return run_rows(lambda a, o: common.run(RUNGS[name].plan(a, o, config), a, o), x)
         return fn
 
-    plans = [((40, 32768), T.Plan("wholerow", seg=8192, num_warps=8)),
-             ((40, 65536 + 8), T.Plan("wholerow", seg=2048, num_warps=4, split=4)),
-             ((40, 65536 + 8), T.Plan("ring", seg=4096, num_warps=4, lag=3, ahead=1))]
-    return [(plan.describe(shape[1]), run_plan(plan), shape, False, DTYPES[:2])
-            for shape, plan in plans]
+    runs = []
+    for name, shape in (("triton-naive", (5, 1000)), ("triton-v1", (40, 100)),
+                        ("triton-v1", (3, 20000)), ("triton-v2", (3, 20000)),
+                        ("triton", (40, 100)), ("triton", (8, 131072)),
+                        ("triton", (160, 65536))):
+        runs.append((f"{name} {shape}", IMPLEMENTATIONS[name], shape, False, DTYPES))
+    for name, n, configs in (("triton-v1", 128, v1_rows.candidates(128)),
+                             ("triton-v3", 65536, v3_lagged.candidates(65536, 4)),
+                             ("triton-v4", 65536 + 8, v4_ring.CONFIGS[4] + v4_ring.CONFIGS[2]),
+                             ("triton-v5", 32768, v5_whole_row.candidates(32768, 2)),
+                             ("triton-v5", 65536 + 8, [v5_whole_row.Config(2048, 4, 4)])):
+        for config in configs:
+            runs.append((f"{name} {config}", run_config(name, config), (40, n), False, DTYPES[:2]))
+    runs.append(("triton-v3 unaligned", IMPLEMENTATIONS["triton-v3"], (8, 20001), True, DTYPES))
+    return runs
 
 
 def main() -> int:
     torch.manual_seed(0)
-    if "--gluon" in sys.argv:
-        return check(gluon_runs())
+    if "--triton" in sys.argv:
+        return check(triton_runs())
     if "--small" in sys.argv:  # racecheck is slow: every rung and configuration on short rows
         runs = [(name, fn, shape, sliced, DTYPES) for name, fn in IMPLEMENTATIONS.items()
                 if name.startswith("cuda") for shape, sliced in (((3, 1), False), ((5, 130), False),

@@ -112,7 +112,7 @@ def _compile_only(file: str) -> int:
 def cmd_check(args) -> int:
     from phase24.harness.cases import DTYPES
     from phase24.harness.check import run_checks, tolerance_table
-    from phase24.softmax.args import triton_interpreter_active
+    from phase24.softmax.triton_ladder import INTERPRETED
 
     gpu = _gpu()
     if args.file and args.file.endswith(".cu") and not gpu:
@@ -121,12 +121,10 @@ def cmd_check(args) -> int:
     impls, file_dtypes = _impls(args.impl, args.file)
     if not gpu:
         runnable = {n: f for n, f in impls.items() if n == "torch" or (
-            (n.startswith("triton") or n.endswith(".py")) and triton_interpreter_active())}
+            (n.startswith("triton") or n.endswith(".py")) and INTERPRETED)}
         skipped = sorted(set(impls) - set(runnable))
         if skipped:
-            console.print(f"[yellow]No GPU: skipping {', '.join(skipped)}[/]"
-                          + ("" if triton_interpreter_active() else
-                             " (Triton runs here with TRITON_INTERPRET=1)"))
+            console.print(f"[yellow]No GPU: skipping {', '.join(skipped)}[/]")
         impls = runnable
         if any(n.startswith("triton") or n.endswith(".py") for n in impls):
             console.print("Triton kernels run in the interpreter on the CPU (TRITON_INTERPRET=1).")
@@ -296,7 +294,8 @@ def _check_interpreted(_args) -> int:
 
     env = dict(os.environ, TRITON_INTERPRET="1")
     return subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--impl",
-                           "torch", "triton-naive", "triton"], env=env).returncode
+                           "torch", "triton-naive", "triton-v1", "triton-v2", "triton-v3",
+                           "triton"], env=env).returncode
 
 
 def _minigpt_steps():

@@ -62,11 +62,12 @@ class Record:
 
 
 def plan_of(name: str, x: torch.Tensor) -> str | None:
-    """The configuration an implementation runs for x, in words, where it picks one per shape:
-    triton's plan (autotuned or heuristic, see triton_impls.chosen_config)."""
-    if name == "triton":
-        from phase24.softmax.triton_impls import chosen_config
-        return chosen_config(x)
+    """The kernels an implementation launches for x, in words, where it can say: the Triton
+    rungs' (triton_ladder.which, fallbacks included)."""
+    from phase24.softmax import triton_ladder
+
+    if name in triton_ladder.RUNGS:
+        return triton_ladder.which(x, name)
     return None
 
 

@@ -36,11 +36,14 @@ def transposed(m: int, n: int) -> Case:
     return Case(f"{m}x{n} transposed", lambda dt, dev, g: _randn((n, m), dt, dev, g).t())
 
 
-def with_specials(m: int, n: int) -> Case:
-    """Rows of -inf, rows with some -inf, a NaN, a NaN among -inf, values near the largest finite."""
+def with_specials(m: int, n: int, shift: int = 0) -> Case:
+    """Eight rows of special values (m >= 8; the rest random), starting ``shift`` values into a
+    wider tensor (1: rows not 16-byte aligned): a row of -inf, half -inf, one NaN, magnitudes up
+    to the dtype's largest, one value at the largest, a NaN among -inf, values far below zero
+    mixed with -inf (masked log-probabilities: exp underflows for every value), one +inf."""
 
     def make(dt, dev, g):
-        x = _randn((m, n), dt, dev, g)
+        x = _randn((m, n + shift), dt, dev, g)[:, shift:]
         big = torch.finfo(dt).max
         x[0] = float("-inf")                 # a row of -inf: torch gives NaN
         x[1, ::2] = float("-inf")            # half -inf: those give 0
@@ -50,9 +53,13 @@ def with_specials(m: int, n: int) -> Case:
         x[5] = float("-inf")                 # a NaN among -inf (and one finite value): NaN,
         x[5, 0] = 0.0                        # even where a thread holds only the NaN and -inf
         x[5, n // 2 + 1] = float("nan")
+        x[6] = (_randn((n,), torch.float32, dev, g) - 200.0).to(dt)  # all below -88 ...
+        x[6, 1::3] = float("-inf")           # ... and a third of them -inf
+        x[7, n - 1] = float("inf")           # +inf: NaN, as in torch
         return x
 
-    return Case(f"{m}x{n} -inf/NaN/huge", make)
+    where = "" if shift == 0 else f" view[:,{shift}:]"
+    return Case(f"{m}x{n}{where} -inf/NaN/inf/huge", make)
 
 
 def large_offset(m: int, n: int) -> Case:
@@ -74,7 +81,12 @@ def standard_cases(gpu: bool) -> list[Case]:
         cases += [
             plain(32, 8192), plain(8, 32768), plain(300, 32768), plain(3, 65536 + 8),
             plain(2, 131072), plain(2, 262144), plain(1, 300001), unaligned(4, 65536),
-            with_specials(8, 65536), plain(4096, 4096),
+            plain(4096, 4096),
+            # special values where each of a kernel's paths runs: many short, medium and long
+            # rows (more rows than SMs), few long rows; aligned and not
+            with_specials(300, 1000), with_specials(200, 32768), with_specials(160, 65536),
+            with_specials(160, 65536, shift=1), with_specials(8, 65536),
+            with_specials(8, 131072), with_specials(9, 262144 + 16, shift=1),
         ]
     return cases
 

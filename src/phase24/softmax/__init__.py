@@ -17,16 +17,16 @@ Softmax = Callable[[torch.Tensor], torch.Tensor]
 
 
 def _torch_softmax(x: torch.Tensor) -> torch.Tensor:
-    check_input(x, "torch", allow_cpu=True)
+    check_input(x, "torch", allow_cpu=True, ours=False)
     return torch.softmax(x, dim=-1)
 
 
 def _registered() -> dict[str, Softmax]:
-    from phase24.softmax import cuda_impls, triton_impls
+    from phase24.softmax import cuda_impls, triton_ladder
 
     impls: dict[str, Softmax] = {"torch": _torch_softmax}
     impls.update(cuda_impls.IMPLEMENTATIONS)
-    impls.update(triton_impls.IMPLEMENTATIONS)
+    impls.update(triton_ladder.IMPLEMENTATIONS)
     return impls
 
 

@@ -8,40 +8,52 @@ turns any tensor a user passes into that form, and the result back into the user
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 import torch
 
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+# The lab's kernels index a row with 32-bit offsets (a chunk may start up to 1M values past
+# the row's end): rows must be shorter than this. Any number of rows is fine.
+MAX_ROW = 2**31 - 2**20
 
 RowKernel = Callable[[torch.Tensor, torch.Tensor], None]
 
 
 class SoftmaxArgumentError(ValueError):
-    """A softmax was called with an input it cannot take (device, dtype or shape)."""
+    """A softmax was called with an input it cannot take (device, dtype, layout or shape)."""
 
 
-def triton_interpreter_active() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+def check_input(x: object, name: str, *, allow_cpu: bool = False, ours: bool = True,
+                cpu_hint: str = "") -> torch.Tensor:
+    """Raise SoftmaxArgumentError naming the problem, or return ``x`` unchanged.
 
-
-def check_input(x: object, name: str, *, allow_cpu: bool = False) -> torch.Tensor:
-    """Raise SoftmaxArgumentError naming the problem, or return ``x`` unchanged."""
+    ``ours``: the lab's own kernels, which also refuse what only torch's softmax can take
+    (rows of 2^31 values or more, inputs that need a gradient)."""
     if not isinstance(x, torch.Tensor):
         raise SoftmaxArgumentError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.layout != torch.strided:
+        raise SoftmaxArgumentError(
+            f"{name}: a {x.layout} tensor is not supported; pass a dense tensor (x.to_dense())")
     if x.dtype not in SUPPORTED_DTYPES:
         raise SoftmaxArgumentError(
             f"{name}: dtype {x.dtype} is not supported; use float32, float16 or bfloat16")
     if x.dim() == 0:
         raise SoftmaxArgumentError(
             f"{name}: a 0-d tensor has no last dimension to normalise over; pass at least 1-d")
+    if ours and x.shape[-1] >= MAX_ROW:
+        raise SoftmaxArgumentError(
+            f"{name}: rows of {x.shape[-1]} values are too long: the lab's kernels take rows "
+            f"of fewer than {MAX_ROW} values (torch.softmax takes any length)")
+    if ours and x.requires_grad:
+        raise SoftmaxArgumentError(
+            f"{name}: the input requires a gradient, and this kernel has no backward pass "
+            "(custom autograd comes in Phase 25); call it under torch.no_grad(), on x.detach(), "
+            "or use torch.softmax")
     if x.device.type != "cuda" and not allow_cpu:
-        hint = (" (Triton runs on the CPU only under TRITON_INTERPRET=1)"
-                if name.startswith("triton") else "")
         raise SoftmaxArgumentError(
             f"{name}: input is on device '{x.device}', but this implementation runs on a CUDA "
-            f"GPU; move it with x.cuda(){hint}")
+            f"GPU; move it with x.cuda(){cpu_hint}")
     return x
 
 

@@ -6,8 +6,9 @@ the softmax of each row of ``x2d``, an (M, N) view whose last dim has stride 1 a
 stride ``x2d.stride(0)`` may be anything >= N. The checker wraps it like the built-in kernels:
 argument checks, any leading shape, empty tensors and non-contiguous inputs are handled for it.
 
-Without a GPU, set TRITON_INTERPRET=1 before the file is loaded: ``@triton.jit`` decides when
-the file is imported whether its kernels are compiled or interpreted.
+Without a GPU the file's kernels run in Triton's interpreter: ``@triton.jit`` decides when the
+file is imported whether its kernels are compiled or interpreted, and the lab's Triton package
+(imported first) has chosen the interpreter where no GPU is found.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Callable
 
 import torch
 
-from phase24.softmax.args import check_input, run_rows, triton_interpreter_active
+from phase24.softmax.args import check_input, run_rows
+from phase24.softmax.triton_ladder import INTERPRETED
 
 
 class LearnerFileError(ValueError):
@@ -34,9 +36,6 @@ def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Ten
         raise LearnerFileError(f"{path}: no such file")
     if path.suffix != ".py":
         raise LearnerFileError(f"{path}: a Triton softmax file must be a .py file")
-    if triton_interpreter_active():
-        from phase24.softmax.triton_kernels import install_interpreter_numpy_fix
-        install_interpreter_numpy_fix()
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     mod_name = f"phase24_learner_{path.stem}_{digest}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
@@ -57,7 +56,7 @@ def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Ten
     name = f"triton:{path.name}"
 
     def learner_softmax(x: torch.Tensor) -> torch.Tensor:
-        check_input(x, name, allow_cpu=triton_interpreter_active())
+        check_input(x, name, allow_cpu=INTERPRETED)
         return run_rows(rows, x)
 
     learner_softmax.__name__ = f"learner_softmax_{path.stem}"

@@ -1,0 +1,71 @@
+"""The Triton softmax ladder: one file per rung, each a ``@triton.jit`` (or ``@gluon.jit``)
+kernel with its launcher, registered under its own name.
+
+| name           | file              | what it adds                                              |
+|----------------|-------------------|-----------------------------------------------------------|
+| `triton-naive` | `v0_naive.py`     | one program per row, the whole row in one block           |
+| `triton-v1`    | `v1_rows.py`      | several short rows per program, warps sized to the tile   |
+| `triton-v2`    | `v2_split.py`     | a long row split over programs, in two launches           |
+| `triton-v3`    | `v3_lagged.py`    | one launch, one read: programs trade partials and wait     |
+| `triton-v4`    | `v4_ring.py`      | v3 with its chunks in a shared-memory ring (Gluon)         |
+| `triton-v5`    | `v5_whole_row.py` | the whole row in shared memory (Gluon)                    |
+| `triton`       | `best.py`         | the rung and configuration a tuned table picks per shape  |
+
+``which(x, name)`` says which kernel runs for ``x``, fallbacks included: it is computed by the
+same function that launches.
+
+Without a GPU the kernels run in Triton's interpreter. Triton chooses between compiling and
+interpreting when it is first imported, from the variable TRITON_INTERPRET; so that nothing has
+to be set by hand, a process that has no CUDA GPU and has not set the variable gets
+TRITON_INTERPRET=1 here, before triton is imported. (The Gluon rungs have no interpreter: there
+they run the rung they fall back to.)
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+if "TRITON_INTERPRET" not in os.environ and not torch.cuda.is_available():
+    os.environ["TRITON_INTERPRET"] = "1"
+
+from phase24.softmax.args import check_input, run_rows  # noqa: E402
+from phase24.softmax.triton_ladder import (best, common, v0_naive, v1_rows,  # noqa: E402
+                                           v2_split, v3_lagged, v4_ring, v5_whole_row)
+
+RUNGS = {"triton-naive": v0_naive, "triton-v1": v1_rows, "triton-v2": v2_split,
+         "triton-v3": v3_lagged, "triton-v4": v4_ring, "triton-v5": v5_whole_row,
+         "triton": best}
+INTERPRETED = common.INTERPRETED
+CPU_HINT = (" (without a GPU, Triton's interpreter runs CPU tensors; it is chosen when triton is "
+            "first imported, with TRITON_INTERPRET=1, which the lab sets where no GPU is found)")
+
+
+def _entry(name: str, rung):
+    def softmax(x: torch.Tensor) -> torch.Tensor:
+        check_input(x, name, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT)
+        return run_rows(lambda x2d, out: common.run(rung.plan(x2d, out), x2d, out), x)
+
+    softmax.__name__ = f"softmax_{name.replace('-', '_')}"
+    softmax.__doc__ = f"Softmax over the last dimension with {name} ({rung.__name__})."
+    return softmax
+
+
+IMPLEMENTATIONS = {name: _entry(name, rung) for name, rung in RUNGS.items()}
+
+
+def which(x: torch.Tensor, name: str = "triton") -> str:
+    """The launches rung ``name`` makes for a tensor like ``x``, in words (fallbacks included)."""
+    check_input(x, name, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT)
+    n = x.shape[-1]
+    x2d = x.reshape(-1, n) if x.dim() != 2 else x
+    if x2d.stride(-1) != 1 or x2d.stride(0) < n:
+        x2d = x2d.contiguous()
+    out = torch.empty(x2d.shape, dtype=x.dtype, device=x.device)
+    if x2d.numel() == 0:
+        return "nothing to launch (empty tensor)"
+    return RUNGS[name].plan(x2d, out).describe()
+
+
+__all__ = ["IMPLEMENTATIONS", "RUNGS", "INTERPRETED", "which"]

@@ -1,0 +1,52 @@
+"""The comparisons the Triton tests make (tighter than the checker's tolerances)."""
+
+from __future__ import annotations
+
+import torch
+
+from phase24.harness.cases import with_specials
+from phase24.softmax import softmax_reference
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+# (relative error of the whole output, elementwise relative bound, elementwise absolute floor);
+# rounding the float32 result to float16 / bfloat16 costs up to 2^-11 / 2^-8 relative.
+TOL = {torch.float32: (2e-6, 1e-5, 1e-30),
+       torch.float16: (1e-3, 1e-3, 1e-7),
+       torch.bfloat16: (6e-3, 8e-3, 1e-30)}
+
+
+def assert_softmax(out: torch.Tensor, x: torch.Tensor, what: str = "") -> None:
+    """out is softmax(x) over the last dim: NaN exactly where torch has NaN, the rest within TOL
+    of the float64 reference (plus the rounding of the exact result to the dtype), rows summing
+    as the rounded reference does."""
+    assert out.shape == x.shape and out.dtype == x.dtype, what
+    ref = softmax_reference(x).cpu()
+    got = out.detach().to(torch.float64).cpu()
+    nan_ref = ref.isnan()
+    assert torch.equal(got.isnan(), nan_ref), f"{what}: NaN pattern differs from torch's"
+    ok = ~nan_ref.any(dim=-1) if ref.dim() else ~nan_ref
+    r, g = ref[ok], got[ok]
+    if r.numel() == 0:
+        return
+    rel_all, rel_elem, atol = TOL[x.dtype]
+    rounded = r.to(x.dtype).to(torch.float64)
+    floor = ((rounded - r).norm() / r.norm()).item()
+    rel = ((g - r).norm() / r.norm()).item()
+    assert rel <= rel_all + floor, f"{what}: relative error {rel:.3g} > {rel_all:.3g} + {floor:.3g}"
+    bad = (g - r).abs() > rel_elem * r.abs() + atol
+    assert not bad.any(), f"{what}: {int(bad.sum())} elements out of bounds"
+    n = x.shape[-1]
+    sums = g.reshape(-1, n).sum(-1)
+    want = ref.to(x.dtype).to(torch.float64)[ok].reshape(-1, n).sum(-1)
+    assert torch.allclose(sums, want, atol=rel_elem * 2 + n * 1e-7), \
+        f"{what}: row sums {sums.min().item():.6g}..{sums.max().item():.6g}"
+
+
+def randn(shape, dtype, seed, device="cpu", scale=3.0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(dtype).to(device)
+
+
+def specials(m: int, n: int, dtype, seed: int, device="cpu", shift: int = 0) -> torch.Tensor:
+    """The checker's special-value rows (harness/cases.py with_specials), m >= 8."""
+    return with_specials(m, n, shift).make(dtype, device, torch.Generator(device).manual_seed(seed))

@@ -1,0 +1,260 @@
+"""The Triton rungs on a GPU: every configuration at full size, special values where every path
+runs, and the calling situations a library meets (threads, streams, graphs, a busy or small GPU,
+another device), through the registered rungs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from phase24.softmax import IMPLEMENTATIONS, softmax_reference
+from phase24.softmax.args import run_rows
+from phase24.softmax.triton_ladder import (RUNGS, common, v1_rows, v3_lagged, v4_ring,
+                                           v5_whole_row, which)
+from softmax_asserts import DTYPES, assert_softmax, randn, specials
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[1]
+SWEEP_N = [128 << i for i in range(12)]  # 128 ... 262144
+FEW_ROWS = [(1, 32768), (8, 131072), (64, 32768), (64, 262144)]
+WAITING = ("triton-v3", "triton-v4", "triton-v5", "triton")
+
+
+def forced(name, config):
+    rung = RUNGS[name]
+    return lambda x: run_rows(lambda a, o: common.run(rung.plan(a, o, config), a, o), x)
+
+
+def configurations(name: str, n: int, elem: int) -> list:
+    """The rung's default (None) and every candidate configuration the tuner may pick."""
+    more = {"triton-v1": lambda: v1_rows.candidates(n),
+            "triton-v3": lambda: v3_lagged.candidates(n, elem),
+            "triton-v4": lambda: v4_ring.candidates(n, elem),
+            "triton-v5": lambda: v5_whole_row.candidates(n, elem)}.get(name, list)
+    return [None] + more()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gpu_every_rung_and_configuration(dtype):
+    # Every rung, with its default and each configuration the tuner may choose, on 137 rows of
+    # every sweep length with special rows, and at the few-rows shapes; rungs that need whole
+    # 16-byte rows must run their own kernel there (no silent fallback).
+    elem = torch.empty(0, dtype=dtype).element_size()
+    for n in SWEEP_N:
+        x = specials(137, n, dtype, seed=n, device="cuda")
+        for name in RUNGS:
+            if (name == "triton-naive" and n > 65536) or (name == "triton-v1" and n > 32768):
+                continue
+            for config in configurations(name, n, elem):
+                f = IMPLEMENTATIONS[name] if config is None else forced(name, config)
+                what = f"{name} {config} {x.shape} {dtype}"
+                assert_softmax(f(x), x, what)
+                if name in ("triton-v4", "triton-v5") and n >= 32768:
+                    ran = RUNGS[name].plan(x, torch.empty_like(x), config).launches[0].rung
+                    assert ran == name, f"{what}: fell back to {ran}"
+    for m, n in FEW_ROWS:
+        x = (specials(m, n, dtype, seed=m + n, device="cuda") if m >= 8 else
+             randn((m, n), dtype, seed=m + n, device="cuda"))
+        for name in RUNGS:
+            if (name == "triton-naive" and n > 65536) or (name == "triton-v1" and n > 32768):
+                continue
+            assert_softmax(IMPLEMENTATIONS[name](x), x, f"{name} {x.shape} {dtype}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_gpu_unaligned_rows_fall_back_and_say_so(dtype):
+    for name in ("triton-v4", "triton-v5"):
+        x = specials(160, 65536, dtype, seed=3, device="cuda", shift=1)
+        assert_softmax(IMPLEMENTATIONS[name](x), x, f"{name} unaligned")
+        assert "not whole 16-byte copies" in which(x, name)
+
+
+def _mixed_inputs(dtype, seed):
+    return [randn(s, dtype, seed + i, device="cuda") for i, s in
+            enumerate([(8, 131072), (200, 65536), (64, 262144), (300, 1000), (137, 32768)])]
+
+
+@pytest.mark.parametrize("name", WAITING)
+def test_gpu_two_host_threads_one_stream(name):
+    # Two threads call the rung on the default stream with their own inputs, 300 calls each:
+    # launches interleave on the stream, each must use scratch no other launch is using.
+    f = IMPLEMENTATIONS[name]
+    inputs = {t: _mixed_inputs(torch.bfloat16, 10 * t) for t in range(2)}
+    refs = {t: [softmax_reference(x) for x in xs] for t, xs in inputs.items()}
+    wrong = []
+
+    def work(t):
+        outs = [f(inputs[t][i % 5]) for i in range(300)]
+        torch.cuda.synchronize()
+        for i, out in enumerate(outs):
+            ref = refs[t][i % 5]
+            if (out.double() - ref).abs().max().item() > 1e-2:
+                wrong.append((t, i))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not wrong, f"{len(wrong)} wrong outputs of 600: {wrong[:5]}"
+
+
+@pytest.mark.parametrize("name", WAITING)
+def test_gpu_several_streams(name):
+    f = IMPLEMENTATIONS[name]
+    streams = [torch.cuda.Stream() for _ in range(4)]
+    xs = _mixed_inputs(torch.float32, 40)
+    torch.cuda.synchronize()
+    outs = []
+    for rep in range(4):
+        for i, s in enumerate(streams):
+            with torch.cuda.stream(s):
+                outs.append((i, f(xs[(i + rep) % 5]), (i + rep) % 5))
+    torch.cuda.synchronize()
+    for i, out, k in outs:
+        assert_softmax(out, xs[k], f"{name} stream {i} input {k}")
+
+
+@pytest.mark.parametrize("name", WAITING)
+def test_gpu_two_graphs_replayed_concurrently(name):
+    # One warm-up call, then two graphs of the same shape captured; replayed on two streams at
+    # once, each on its own fresh values, many times.
+    f = IMPLEMENTATIONS[name]
+    for shape in ((8, 131072), (200, 65536)):
+        static = [randn(shape, torch.bfloat16, s, device="cuda") for s in (1, 2)]
+        f(static[0])  # the warm-up call compiles and sizes the launch
+        torch.cuda.synchronize()
+        graphs, outs = [], []
+        for x in static:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                outs.append(f(x))
+            graphs.append(g)
+        streams = [torch.cuda.Stream() for _ in graphs]
+        for rep in range(20):
+            fresh = [randn(shape, torch.bfloat16, 100 * rep + k, device="cuda") for k in (0, 1)]
+            torch.cuda.synchronize()
+            for x, new in zip(static, fresh):
+                x.copy_(new)
+            torch.cuda.synchronize()
+            for g, s in zip(graphs, streams):
+                s.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(s):
+                    g.replay()
+            torch.cuda.synchronize()
+            for k in (0, 1):
+                assert_softmax(outs[k], fresh[k], f"{name} graph {k} replay {rep} {shape}")
+
+
+def _busy(ms: float, programs: int):
+    """A kernel on a side stream that keeps `programs` programs spinning for `ms`."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def spin(out_ptr, NS):
+        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
+                                       is_pure=False, pack=1)
+        t = t0
+        while t - t0 < NS:
+            t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
+                                          is_pure=False, pack=1)
+        tl.store(out_ptr + tl.program_id(0), t - t0)
+
+    side = torch.cuda.Stream()
+    sink = torch.empty(programs, dtype=torch.int64, device="cuda")
+    with torch.cuda.stream(side):
+        spin[(programs,)](sink, int(ms * 1e6), num_warps=4)
+    return side
+
+
+@pytest.mark.parametrize("name", WAITING)
+def test_gpu_busy_gpu(name):
+    # Every SM busy with another stream's programs when the launch arrives: right, and done
+    # soon after the other kernel (a cooperative launch waits for room instead of starting part
+    # of its programs).
+    f = IMPLEMENTATIONS[name]
+    xs = _mixed_inputs(torch.float32, 50)
+    f(xs[0])
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    side = _busy(50, 16 * common.num_sms(torch.device("cuda")))
+    outs = [f(x) for x in xs]
+    torch.cuda.synchronize()
+    side.synchronize()
+    assert time.perf_counter() - t0 < 5
+    for x, out in zip(xs, outs):
+        assert_softmax(out, x, f"{name} on a busy GPU {tuple(x.shape)}")
+
+
+@pytest.mark.parametrize("name", WAITING)
+def test_gpu_small_gpu(name, monkeypatch):
+    # A GPU of 16 SMs (a MIG slice, an older part), emulated: launches are sized for it, rows
+    # that would span more steps than its programs take the rung that does not wait, and no
+    # call waits long.
+    monkeypatch.setattr(common, "num_sms", lambda device: 16)
+    f = IMPLEMENTATIONS[name]
+    for x in _mixed_inputs(torch.bfloat16, 60):
+        f(x)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        out = f(x)
+        torch.cuda.synchronize()
+        took = time.perf_counter() - t0
+        assert_softmax(out, x, f"{name} 16 SMs {tuple(x.shape)}")
+        assert took < 0.01, f"{name} 16 SMs {tuple(x.shape)}: {took * 1e3:.1f} ms ({which(x, name)})"
+
+
+def test_gpu_accuracy_stays_flat_as_rows_grow():
+    # float32 rows of 1M to 64M values: relative error of `triton` against float64 about that of
+    # one rounding, not growing with the length (and at most torch's).
+    errs = {}
+    for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26):
+        x = randn((2, n), torch.float32, n, device="cuda")
+        ref = softmax_reference(x)
+        rel = lambda y: ((y.double() - ref).norm() / ref.norm()).item()  # noqa: E731
+        errs[n] = rel(IMPLEMENTATIONS["triton"](x))
+        assert errs[n] <= max(1e-6, rel(torch.softmax(x, -1))), (n, errs[n])
+        del x, ref
+    assert max(errs.values()) <= 3 * min(errs.values()), errs
+
+
+def test_gpu_a_wait_that_cannot_end_stops_with_an_error():
+    # The lagged kernel launched so that a program waits for partials nobody will publish
+    # (one program, rows of 8 chunks): after its deadline (here 1 ms) it traps, and the process
+    # gets a CUDA error instead of hanging.
+    code = textwrap.dedent("""
+        import dataclasses, torch
+        from phase24.softmax.triton_ladder import common, v3_lagged
+        x = torch.randn(4, 8 * 2048, device="cuda")
+        out = torch.empty_like(x)
+        plan = v3_lagged.plan(x, out)
+        bad = dataclasses.replace(plan.launches[0], grid=1,
+                                  args=plan.launches[0].args[:-1] + (10**6,))
+        common.run(dataclasses.replace(plan, launches=(bad,)), x, out)
+        torch.cuda.synchronize()
+        print("no error")
+    """)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0 and "no error" not in proc.stdout, proc.stdout + proc.stderr
+    assert time.perf_counter() - t0 < 100
+
+
+def test_gpu_second_device():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("one GPU here: the second-device run needs two")
+    torch.cuda.set_device(0)
+    for name in RUNGS:
+        x = randn((200, 65536), torch.bfloat16, 9, device="cuda:1")
+        out = IMPLEMENTATIONS[name](x)
+        assert out.device == x.device
+        assert_softmax(out, x, f"{name} on cuda:1")

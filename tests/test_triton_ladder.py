@@ -1,0 +1,306 @@
+"""The Triton rungs through their registry entries, on small shapes (CI: in Triton's interpreter).
+
+Without a GPU the lab runs Triton in its interpreter (phase24.softmax.triton_ladder sets
+TRITON_INTERPRET=1 when no GPU is found), so these tests run as they are on a CPU machine; on a
+GPU machine the same tests run compiled. Forced configurations reach each path of each rung on
+small shapes: several rows per tile, a split row combined over several steps, one-read rows of
+one or two chunks. The Gluon rungs (v4, v5) have no interpreter: there the tests check that they
+say they fall back, and what they run. tests/test_triton_gpu.py runs every rung at full size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError
+from phase24.softmax.args import MAX_ROW, run_rows
+from phase24.softmax.triton_ladder import (INTERPRETED, RUNGS, best, common, v1_rows, v2_split,
+                                           v3_lagged, v4_ring, v5_whole_row, which)
+from softmax_asserts import DTYPES, assert_softmax, randn, specials
+
+ROOT = Path(__file__).resolve().parents[1]
+DEVICE = "cpu" if INTERPRETED else "cuda"
+pytestmark = pytest.mark.skipif(not INTERPRETED and not torch.cuda.is_available(),
+                                reason="Triton compiles for a GPU here and there is none")
+
+# Each path of each rung on small shapes: (rung, forced configuration or None).
+PATHS = {
+    "naive": ("triton-naive", None),
+    "v1": ("triton-v1", None),
+    "v1-tall": ("triton-v1", v1_rows.Config(block_m=4, num_warps=4)),  # 4 rows a tile
+    "v2": ("triton-v2", None),
+    "v2-steps": ("triton-v2", v2_split.Config(seg=16, num_warps=1, pblock=2)),  # combine in steps
+    "v3": ("triton-v3", None),
+    "v3-two": ("triton-v3", v3_lagged.Config(seg=64, num_warps=1)),  # rows of two chunks
+    "v4": ("triton-v4", None),
+    "v5": ("triton-v5", None),
+    "triton": ("triton", None),
+}
+SHAPES = [(5, 1), (4, 2), (3, 3), (7, 37), (6, 100), (2, 127)]
+
+
+def run(path: str, x: torch.Tensor) -> torch.Tensor:
+    name, config = PATHS[path]
+    if config is None:
+        return IMPLEMENTATIONS[name](x)
+    rung = RUNGS[name]
+    return run_rows(lambda a, o: common.run(rung.plan(a, o, config), a, o), x)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_paths_match_float64(path, dtype):
+    for i, shape in enumerate(SHAPES):
+        x = randn(shape, dtype, seed=1000 + i, device=DEVICE)
+        assert_softmax(run(path, x), x, f"{path} {dtype} {shape} seed {1000 + i}")
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_special_values(path, dtype):
+    # Rows of -inf, -inf among values far below zero, NaN, +inf, the dtype's largest values;
+    # aligned rows and rows one value off (16-bit rows then go without pairs in v3).
+    for n, shift in ((70, 0), (64, 1), (128, 0)):
+        x = specials(9, n, dtype, seed=n + shift, device=DEVICE, shift=shift)
+        assert_softmax(run(path, x), x, f"{path} {dtype} special values n={n} shift={shift}")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_rows_not_16_byte_aligned(path):
+    # x[:, 1:] of a (M, N + 1) tensor: row stride N + 1, rows start at odd element offsets.
+    for dtype in (torch.float32, torch.bfloat16):
+        x = randn((6, 71), dtype, seed=7, device=DEVICE)[:, 1:]
+        assert x.stride() == (71, 1)
+        assert_softmax(run(path, x), x, f"{path} {dtype} sliced")
+        wide = randn((3, 300), dtype, seed=8, device=DEVICE)[:, 3:103]  # row stride 3x N
+        assert_softmax(run(path, wide), wide, f"{path} {dtype} strided")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_output_element_written(path):
+    name, config = PATHS[path]
+    for dtype in (torch.float32, torch.bfloat16):
+        x = randn((9, 45), dtype, seed=21, device=DEVICE)
+        out = torch.full_like(x, float("nan"))
+        rung = RUNGS[name]
+        common.run(rung.plan(x, out, config) if config else rung.plan(x, out), x, out)
+        assert not out.isnan().any(), f"{path} {dtype}: unwritten elements"
+        assert_softmax(out, x, f"{path} {dtype} poisoned output")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_float32_accumulation(path):
+    # 1024 values near 0: the sum of exp is ~1024, where bfloat16 steps by 8, so a sum kept in
+    # bfloat16 is off by several percent (in Triton 3.6's interpreter, which adds bfloat16 as raw
+    # bits, by far more).
+    x = randn((3, 1024), torch.bfloat16, seed=71, device=DEVICE, scale=0.05)
+    assert_softmax(run(path, x), x, f"{path} long bfloat16 rows")
+
+
+def test_shapes_and_layouts():
+    for name in RUNGS:
+        f = IMPLEMENTATIONS[name]
+        assert f(torch.empty(0, 5, device=DEVICE)).shape == (0, 5)
+        assert f(torch.empty(4, 0, device=DEVICE)).shape == (4, 0)
+        x3 = randn((2, 3, 33), torch.float32, seed=31, device=DEVICE)
+        assert_softmax(f(x3), x3, f"{name} 3-d")
+        x1 = randn((19,), torch.bfloat16, seed=32, device=DEVICE)
+        assert_softmax(f(x1), x1, f"{name} 1-d")
+        xt = randn((40, 6), torch.float32, seed=33, device=DEVICE).t()  # last dim not contiguous
+        assert_softmax(f(xt), xt, f"{name} transposed")
+
+
+def test_split_combines_many_partials_in_steps():
+    # 44 partials a row combined 2 at a time; the row's maximum in the last step (exp(100)
+    # overflows float32 if the combine takes its maximum from the first steps only).
+    x = randn((2, 700), torch.float32, seed=41, device=DEVICE)
+    x[1, 690] = 100.0
+    assert "PBLOCK=2" in v2_split.plan(x, x, PATHS["v2-steps"][1]).describe()
+    assert_softmax(run("v2-steps", x), x, "44 partials, 2 a step")
+
+
+def test_which_names_what_runs(monkeypatch):
+    # For every rung, which() is the description of the plan common.run is handed.
+    seen = []
+    real = common.run
+    monkeypatch.setattr(common, "run", lambda plan, a, o: (seen.append(plan.describe()),
+                                                             real(plan, a, o)))
+    for name in RUNGS:
+        for shape in ((8, 100), (3, 5000)):
+            x = randn(shape, torch.float32, seed=5, device=DEVICE)
+            IMPLEMENTATIONS[name](x)
+            assert seen[-1] == which(x, name), name
+    x = randn((8, 100), torch.float32, seed=5, device=DEVICE)
+    assert which(x, "triton-v1").startswith("triton-v1 rows_kernel")
+    assert which(x, "triton-v2").count("triton-v2") == 2  # two launches
+    if INTERPRETED:  # the Gluon rungs fall back, and say why
+        assert which(x, "triton-v4").startswith("triton-v3 lagged_kernel")
+        assert "triton-v4: Gluon has no interpreter" in which(x, "triton-v4")
+        assert "triton-v5: Gluon has no interpreter" in which(x, "triton-v5")
+        # rows of more than two chunks would wait for a program the interpreter has not run
+        long = randn((2, 5000), torch.float32, seed=6, device=DEVICE)
+        assert which(long, "triton-v3").startswith("triton-v2 partials_kernel")
+
+
+def test_heuristic_dispatch():
+    # Without a table entry (always, in the interpreter): rows a program holds go to v1, few
+    # long rows to v3, many long rows to v5, each with its fallbacks.
+    x = torch.empty(8, 32768, device=DEVICE)
+    assert best.plan(x, x).launches[0].rung == "triton-v1"
+    few = torch.empty(3, 65536, device=DEVICE)
+    many = torch.empty(common.num_sms(few.device) + 1, 65536, device=DEVICE)
+    if INTERPRETED:
+        assert best.plan(few, few).describe() == v3_lagged.plan(few, few).describe()
+        assert best.plan(many, many).describe() == v5_whole_row.plan(many, many).describe()
+
+
+def test_committed_table_is_well_formed():
+    # Every entry of triton_configs.json names a tuned rung and a configuration it accepts.
+    data = json.loads(best.TABLE.read_text())
+    assert data["gpu"] and data["source"].startswith("scripts/tune_triton.py")
+    seen = set()
+    for e in data["best"]:
+        rung = best.TUNED[e["rung"]]
+        rung.Config(**e["config"])
+        assert e["dtype"] in ("f32", "f16", "bf16") and e["rows"] in (0, 1, 2)
+        assert e["block_n"] & (e["block_n"] - 1) == 0
+        key = (e["dtype"], e["block_n"], e["rows"])
+        assert key not in seen, key
+        seen.add(key)
+
+
+def test_candidates_fit_their_rungs():
+    # What the tuning script times: valid configurations, whole copies, within shared memory.
+    for elem in (4, 2):
+        for n in (128, 1000, 4096, 32768, 65536, 131072, 262144):
+            for c in v1_rows.candidates(n):
+                assert c.block_m == 1 or c.block_m * common.next_pow2(n) <= 4096, c
+                assert 4 <= c.num_warps <= 32, c
+            for c in v3_lagged.candidates(n, elem):
+                assert common.cdiv(n, c.seg) <= v3_lagged.MAX_CHUNKS
+            for c in v4_ring.candidates(n, elem):
+                assert c.seg % (32 * c.num_warps * 16 // elem) == 0
+            for c in v5_whole_row.candidates(n, elem):
+                assert c.seg % (32 * c.num_warps * 16 // elem) == 0, c
+                assert v5_whole_row._layout(c, n, elem)[1] <= 227 * 1024 - 1024, c
+                assert c.split == 1 or n % (c.split * c.seg) == 0, c  # every slice full
+    assert [c.split for c in v5_whole_row.candidates(262144, 2)] == [16, 16]
+    assert [c.split for c in v5_whole_row.candidates(262144, 4)] == [32, 32]
+    assert v5_whole_row.candidates(1 << 20, 2) == []  # more than 32 slices
+
+
+def test_errors():
+    for name in RUNGS:
+        f = IMPLEMENTATIONS[name]
+        with pytest.raises(SoftmaxArgumentError, match="dtype torch.int32"):
+            f(torch.ones(4, 8, dtype=torch.int32, device=DEVICE))
+        with pytest.raises(SoftmaxArgumentError, match="0-d"):
+            f(torch.tensor(1.0, device=DEVICE))
+        with pytest.raises(SoftmaxArgumentError, match="requires a gradient.*Phase 25"):
+            f(torch.ones(2, 3, device=DEVICE, requires_grad=True))
+        with pytest.raises(SoftmaxArgumentError, match="too long"):
+            f(torch.empty(0, MAX_ROW, device=DEVICE))
+        with pytest.raises(SoftmaxArgumentError, match="sparse"):
+            f(torch.eye(3, device=DEVICE).to_sparse())
+    with pytest.raises(SoftmaxArgumentError, match="one block"):
+        IMPLEMENTATIONS["triton-naive"](torch.empty(1, 65537, device=DEVICE))
+    with pytest.raises(SoftmaxArgumentError, match="longer than a tile"):
+        IMPLEMENTATIONS["triton-v1"](torch.empty(1, 32769, device=DEVICE))
+
+
+def test_exchange_words_one_buffer_per_stream():
+    dev = torch.device(DEVICE)
+    a = common.exchange_words(dev, 10)
+    assert a.numel() >= common.HEAD + 10 and a.dtype == torch.int64 and not a.any()
+    if INTERPRETED:  # no streams: every call its own buffer
+        assert common.exchange_words(dev, 10) is not a
+        return
+    assert common.exchange_words(dev, 5) is a          # kept for its stream
+    assert common.exchange_words(dev, 10**6) is not a  # grown
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        b = common.exchange_words(dev, 5)
+    assert b is not common.exchange_words(dev, 5)      # another stream, another buffer
+
+
+# ------------------------------------------------------------------- compiled for each GPU ----
+
+COMPILE_CHECK = ROOT / "tests" / "triton_compile_check.py"
+
+
+def test_kernels_compile_for_ampere_ada_hopper():
+    # Without a GPU (Triton's own ptxas, in a process that compiles): every kernel of v3, v4 and
+    # v5 in its configurations, for sm_80, sm_89 and sm_90: 16-byte copies and stores, the
+    # shared memory within Ada's 99 KB per block, the waits ending in a trap (never a hang).
+    env = dict(os.environ, TRITON_INTERPRET="0")
+    proc = subprocess.run([sys.executable, str(COMPILE_CHECK)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "compiled" in proc.stdout
+
+
+def test_benchmark_records_the_kernels_run():
+    # The benchmark's `plan` field: which() for the Triton rungs, nothing for the others.
+    from phase24.harness.bench import plan_of
+
+    x = torch.empty(8, 100, device=DEVICE)
+    for name in RUNGS:
+        assert plan_of(name, x) == which(x, name)
+    assert plan_of("torch", x) is None and plan_of("cuda", x) is None
+
+
+# ------------------------------------------------------------------------ learner's file ----
+
+STARTER = ROOT / "labs" / "starters" / "my_softmax.py"
+LEARNER_OK = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=float("-inf"))
+        x = x.to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=0))
+        tl.store(out_ptr + row * n + cols, (e / tl.sum(e, axis=0)).to(out_ptr.dtype.element_ty),
+                 mask=cols < n)
+
+    def softmax_rows(x2d, out):
+        m, n = x2d.shape
+        k[(m,)](x2d, out, n, x2d.stride(0), BLOCK=triton.next_power_of_2(n))
+''')
+
+
+def test_learner_file(tmp_path):
+    from phase24.softmax.learner_triton import LearnerFileError, load_learner_softmax
+
+    good = tmp_path / "good_softmax.py"
+    good.write_text(LEARNER_OK)
+    f = load_learner_softmax(good)
+    x = randn((5, 3, 40), torch.bfloat16, seed=61, device=DEVICE)[..., 1:]
+    assert_softmax(f(x), x, "learner file")
+    with pytest.raises(SoftmaxArgumentError, match="dtype"):
+        f(torch.ones(2, 2, dtype=torch.int64, device=DEVICE))
+
+    starter = load_learner_softmax(STARTER)           # the TODO copies x: it must fail
+    x = randn((4, 30), torch.float32, seed=62, device=DEVICE)
+    with pytest.raises(AssertionError):
+        assert_softmax(starter(x), x, "starter")
+
+    (tmp_path / "no_abi.py").write_text("x = 1\n")
+    with pytest.raises(LearnerFileError, match="softmax_rows"):
+        load_learner_softmax(tmp_path / "no_abi.py")
+    (tmp_path / "broken.py").write_text("def softmax_rows(:\n")
+    with pytest.raises(LearnerFileError, match="SyntaxError"):
+        load_learner_softmax(tmp_path / "broken.py")
+    with pytest.raises(LearnerFileError, match="no such file"):
+        load_learner_softmax(tmp_path / "missing.py")
