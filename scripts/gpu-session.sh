@@ -62,7 +62,7 @@ for s in $steps; do
               step hello "$py" -m phase24 hello ;;
     tests)    step tests "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py tests ;;
-    tests-triton) step tests-triton "$py" -m pytest -q -p no:cacheprovider --timeout 300 -rfEs \
+    tests-triton) step tests-triton "$py" -m pytest -v -p no:cacheprovider --timeout 300 -rfEs \
                   tests/test_triton_gpu.py tests/test_triton_ladder.py ;;
     tests-cuda) step tests-cuda "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py --ignore=tests/test_triton_gpu.py tests ;;
