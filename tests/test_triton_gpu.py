@@ -221,7 +221,7 @@ def test_gpu_accuracy_stays_flat_as_rows_grow():
         ref = softmax_reference(x)
         rel = lambda y: ((y.double() - ref).norm() / ref.norm()).item()  # noqa: E731
         errs[n] = rel(IMPLEMENTATIONS["triton"](x))
-        assert errs[n] <= max(1e-6, rel(torch.softmax(x, -1))), (n, errs[n])
+        assert errs[n] <= max(1e-6, rel(torch.softmax(x, -1))), (n, errs, which(x))
         del x, ref
     assert max(errs.values()) <= 3 * min(errs.values()), errs
 
@@ -231,22 +231,26 @@ def test_gpu_a_wait_that_cannot_end_stops_with_an_error():
     # (one program, rows of 8 chunks): after its deadline (here 1 ms) it traps, and the process
     # gets a CUDA error instead of hanging.
     code = textwrap.dedent("""
-        import dataclasses, torch
+        import dataclasses, os, torch
         from phase24.softmax.triton_ladder import common, v3_lagged
         x = torch.randn(4, 8 * 2048, device="cuda")
         out = torch.empty_like(x)
         plan = v3_lagged.plan(x, out)
         bad = dataclasses.replace(plan.launches[0], grid=1,
                                   args=plan.launches[0].args[:-1] + (10**6,))
-        common.run(dataclasses.replace(plan, launches=(bad,)), x, out)
-        torch.cuda.synchronize()
-        print("no error")
+        try:
+            common.run(dataclasses.replace(plan, launches=(bad,)), x, out)
+            torch.cuda.synchronize()
+        except Exception as err:
+            print("error:", type(err).__name__, err, flush=True)
+            os._exit(3)  # (a process whose context has faulted may hang in its teardown)
+        print("no error", flush=True)
     """)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode != 0 and "no error" not in proc.stdout, proc.stdout + proc.stderr
-    assert time.perf_counter() - t0 < 100
+                          timeout=60)
+    assert proc.returncode == 3 and "error:" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    assert time.perf_counter() - t0 < 50
 
 
 def test_gpu_second_device():
