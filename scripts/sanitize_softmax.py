@@ -52,7 +52,7 @@ def triton_runs():
                              ("triton-v5", 32768, v5_whole_row.candidates(32768, 2)),
                              ("triton-v5", 65536 + 8, [v5_whole_row.Config(2048, 4, 4)])):
         for config in configs:
-            runs.append((f"{name} {config}", run_config(name, config), (40, n), False, DTYPES[:2]))
+            runs.append((f"{name} {config}", run_config(name, config), (48, n), False, DTYPES[:2]))
     runs.append(("triton-v3 unaligned", IMPLEMENTATIONS["triton-v3"], (8, 20001), True, DTYPES))
     return runs
 

@@ -149,32 +149,32 @@ def resident_per_sm(launch: Launch, tensors: tuple) -> int:
 # ---- exchange words -----------------------------------------------------------------------------
 #
 # A launch of v3, v4 or v5 has its programs publish partial (max, sum) results as words that other
-# programs of the same launch read: int64 [launches counted, programs finished, words...]. Each
-# word carries in its high half the launch's epoch (1 + the launch count, read at the start), so a
-# word left by an earlier launch never reads as this launch's; the last program to finish counts
-# the launch. So the words are never zeroed between launches, and a buffer serves one launch at a
-# time, any shape: launches on one stream run one after another, so each (device, stream) has its
-# own buffer, kept; a graph being captured gets a fresh zeroed one (a memset node of the graph,
-# run before the kernel at every replay), so two graphs never share words.
+# programs of the same launch read: int64 [launches counted, programs finished, words...], one
+# word a partial. Every launch writes every word of its buffer, each carrying the launch's parity
+# (its count's lowest bit, in the sum's sign bit); a word of the other parity is the previous
+# launch's, "not yet". The last program to finish counts the launch. So a buffer is never zeroed
+# after it is made, and it serves one launch at a time: launches on one stream run one after
+# another, so each (device, stream, number of words) has its own buffer, kept; a graph being
+# captured gets a fresh zeroed one (a memset node of the graph, run before the kernel at every
+# replay), so two graphs never share one.
 
 HEAD = 2
 _WORDS: dict = {}
 _WORDS_LOCK = threading.Lock()
-_WORDS_KEPT = 64  # buffers kept (one per stream seen); all are dropped beyond
+_WORDS_KEPT = 64  # buffers kept (one per stream and size seen); all are dropped beyond
 
 
 def exchange_words(device: torch.device, words: int) -> torch.Tensor:
     """HEAD + ``words`` int64 words that no other launch uses while this one runs."""
     if INTERPRETED or device.type != "cuda" or torch.cuda.is_current_stream_capturing():
         return torch.zeros(HEAD + words, dtype=torch.int64, device=device)
-    key = (device.index, torch.cuda.current_stream(device).cuda_stream)
+    key = (device.index, torch.cuda.current_stream(device).cuda_stream, words)
     with _WORDS_LOCK:
         buf = _WORDS.get(key)
-        if buf is None or buf.numel() < HEAD + words:
+        if buf is None:
             if len(_WORDS) >= _WORDS_KEPT:
                 _WORDS.clear()  # (a dropped buffer is freed in its stream's order)
-            size = max(HEAD + words, 2 * buf.numel() if buf is not None else 0)
-            buf = _WORDS[key] = torch.zeros(size, dtype=torch.int64, device=device)
+            buf = _WORDS[key] = torch.zeros(HEAD + words, dtype=torch.int64, device=device)
     return buf
 
 

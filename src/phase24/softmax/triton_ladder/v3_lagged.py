@@ -4,8 +4,8 @@ What changed from triton-v2: v2 reads every value twice because a chunk's progra
 its row's total until every chunk is reduced, and only a second launch waits for that. Here the
 programs of one launch wait for each other instead. Item i is chunk i % S of row i // S; program
 p takes items p, p + P, p + 2P, ... (P programs), one per step. At step k it reduces the chunk of
-its k-th item, publishes that partial (max, sum) as two words of the exchange scratch (see
-common.py: each word carries the launch's epoch, so nothing is zeroed between launches), starts
+its k-th item, publishes that partial (max, sum) as one word of the exchange scratch (see
+common.py: each word carries the launch's parity, so nothing is zeroed between launches), starts
 loading its next chunk, and then finishes the item of step k - 1: it reads the S partials of
 that row, which the row's other programs published during the step, and writes the chunk it
 kept in registers (as exp(x - chunk max): only a rescale is left).
@@ -45,35 +45,38 @@ def load_words(ptrs, GPU: tl.constexpr):
 
 
 @triton.jit
-def publish(ptr, m, s, epoch, GPU: tl.constexpr):
-    # A partial (max, sum) as two words, [epoch | bits of m] and [epoch | bits of s], stored by
-    # one thread. A word with another epoch was left by an earlier launch: "not yet".
-    tag = epoch << 32
-    w_m = tag | (m.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF)
-    w_s = tag | (s.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF)
+def publish(ptr, m, s, tag, GPU: tl.constexpr):
+    # A partial (max, sum) as one word, stored by one thread: the max's bits high, the sum's low,
+    # the launch's parity (tag) in bit 31, the sum's sign bit (a sum is never negative).
+    w = ((m.to(tl.int32, bitcast=True).to(tl.int64) << 32)
+         | (s.to(tl.int32, bitcast=True).to(tl.int64) & 0x7FFFFFFF) | tag)
     if GPU:
         tl.inline_asm_elementwise(
             "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0;\n\t"
-            "@p st.relaxed.gpu.global.b64 [$1], $2;\n\t@p st.relaxed.gpu.global.b64 [$1+8], $3;"
-            "\n\tmov.u32 $0, 0; }",
-            "=r,l,l,l", [ptr, w_m, w_s], dtype=tl.int32, is_pure=False, pack=1)
+            "@p st.relaxed.gpu.global.b64 [$1], $2; mov.u32 $0, 0; }",
+            "=r,l,l", [ptr, w], dtype=tl.int32, is_pure=False, pack=1)
     else:
-        tl.store(ptr, w_m)
-        tl.store(ptr + 1, w_s)
+        tl.store(ptr, w)
 
 
 @triton.jit
-def published(w_m, w_s, epoch):
-    # 1 where both words of a partial belong to this launch.
-    return (((w_m >> 32) == epoch) & ((w_s >> 32) == epoch)).to(tl.int32)
+def published(w, tag):
+    # 1 where a word carries this launch's parity: the previous launch left the other one.
+    return ((w & 0x80000000) == tag).to(tl.int32)
 
 
 @triton.jit
-def unpack(w_m, w_s, valid):
+def unpack(w, valid):
     # The (max, sum) pairs of a row's published words; lanes not valid: (-inf, 0).
-    m = tl.where(valid, w_m.to(tl.int32).to(tl.float32, bitcast=True), float("-inf"))
-    s = tl.where(valid, w_s.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
+    m = tl.where(valid, (w >> 32).to(tl.int32).to(tl.float32, bitcast=True), float("-inf"))
+    s = tl.where(valid, (w & 0x7FFFFFFF).to(tl.int32).to(tl.float32, bitcast=True), 0.0)
     return m, s
+
+
+@triton.jit
+def launch_tag(ws_ptr):
+    # This launch's parity in bit 31: the first launch on a zeroed buffer writes 1 over zeros.
+    return ((tl.load(ws_ptr) + 1) & 1) << 31
 
 
 @triton.jit
@@ -95,7 +98,7 @@ def stop_if_late(t0, limit):
 @triton.jit
 def end_of_launch(ws_ptr):
     # ws_ptr: [launches counted, programs finished]. The last program to finish counts the
-    # launch, which moves the epoch, and resets the count: the words are ready for the next one.
+    # launch, which flips the parity, and resets the count: the words are ready for the next one.
     if tl.atomic_add(ws_ptr + 1, 1, sem="acq_rel") == tl.num_programs(0) - 1:
         tl.store(ws_ptr + 1, 0)
         tl.store(ws_ptr, tl.load(ws_ptr) + 1)
@@ -118,8 +121,8 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
     nprog = tl.num_programs(0)
     total = M * S
     dt = x_ptr.dtype.element_ty
-    epoch = (tl.load(ws_ptr) & 0x7FFFFFFF) + 1
-    words = ws_ptr + 2  # two per item
+    tag = launch_tag(ws_ptr)
+    words = ws_ptr + 2  # one per item
     if PAIRS:  # the chunk as SEG // 2 words of two 16-bit values
         xs = x_ptr.to(tl.pointer_type(tl.int32))
         os = out_ptr.to(tl.pointer_type(tl.int32))
@@ -147,9 +150,8 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
         item = pid + k * nprog
         done = item - nprog  # the item finished in part 2
         drow = tl.maximum(done, 0) // S
-        wptr = words + 2 * (drow * S + tl.minimum(lanes, S - 1))  # lanes >= S: a real word
-        w_m = load_words(wptr, GPU)  # read early: they arrive during part 1
-        w_s = load_words(wptr + 1, GPU)
+        wptr = words + drow * S + tl.minimum(lanes, S - 1)  # lanes >= S: a real word
+        w = load_words(wptr, GPU)  # read early: they arrive during part 1
         # 1. This step's chunk: its (max, sum of exp), published; kept as exponentials.
         if PAIRS:
             x = x_next.to(tl.int16).to(dt, bitcast=True).to(tl.float32)
@@ -165,7 +167,7 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
             keep_hi = tl.exp2((x_hi - m_safe) * LOG2E)
             s += tl.sum(keep_hi, axis=0)
         if item < total:
-            publish(words + 2 * item, m, s, epoch, GPU)
+            publish(words + item, m, s, tag, GPU)
         # The next step's chunk starts loading now, in flight during part 2.
         nxt = item + nprog
         nrow = nxt // S
@@ -174,17 +176,16 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
                          mask=(noffs < n_u) & (nxt < total), other=pad)
         # 2. The item of step k - 1: its row's partials, combined; its chunk, written.
         if done >= 0:
-            ready = _all(tl.min(published(w_m, w_s, epoch), axis=0), units)
+            ready = _all(tl.min(published(w, tag), axis=0), units)
             if ready == 0:
                 if GPU:
                     t0 = now()
                 while ready == 0:
                     if GPU:
                         stop_if_late(t0, DEADLINE)
-                    w_m = load_words(wptr, GPU)
-                    w_s = load_words(wptr + 1, GPU)
-                    ready = _all(tl.min(published(w_m, w_s, epoch), axis=0), units)
-            pm, ps = unpack(w_m, w_s, lanes < S)
+                    w = load_words(wptr, GPU)
+                    ready = _all(tl.min(published(w, tag), axis=0), units)
+            pm, ps = unpack(w, lanes < S)
             m_row = tl.max(pm, axis=0)
             s_row = tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0)
             # kept_max is the chunk's true max: -inf for a chunk of -inf, whose exponentials
@@ -242,8 +243,8 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
                 PBLOCK=max(16, next_pow2(s)), GPU=not INTERPRETED, num_warps=c.num_warps)
     launch = Launch("triton-v3", lagged_kernel, 1, (m, n, x2d.stride(0), s, DEADLINE_NS), meta)
     total = m * s
-    if 2 * total >= 2**31:
-        return fallback(v2_split.plan(x2d, out), f"triton-v3: {total} chunks in all >= 2^30")
+    if total >= 2**31:
+        return fallback(v2_split.plan(x2d, out), f"triton-v3: {total} chunks in all >= 2^31")
     if INTERPRETED:  # programs run one after another: one program, whose waits it satisfies
         if s > 2:
             return fallback(v2_split.plan(x2d, out),
@@ -254,14 +255,14 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
         if c.maxnreg:
             meta["maxnreg"] = c.maxnreg
         meta["launch_cooperative_grid"] = True
-        ws = common.exchange_words(x2d.device, 2 * total)
+        ws = common.exchange_words(x2d.device, total)
         per_sm = common.resident_per_sm(launch, (x2d, out, ws))
         grid = min(total, per_sm * common.num_sms(x2d.device))
         if s - 1 > grid:
             return fallback(v2_split.plan(x2d, out),
                             f"triton-v3: rows of {s} chunks span more than two steps of "
                             f"{grid} resident programs")
-    return Plan((dataclasses.replace(launch, grid=grid),), scratch="exchange", words=2 * total)
+    return Plan((dataclasses.replace(launch, grid=grid),), scratch="exchange", words=total)
 
 
 assert HEAD == 2  # the kernel's words start after [launches, finished]

@@ -25,8 +25,8 @@ from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 from phase24.softmax.triton_ladder import common, v3_lagged
 from phase24.softmax.triton_ladder.common import (DEADLINE_NS, LOG2E, Launch, Plan, cdiv,
                                                   fallback, next_pow2)
-from phase24.softmax.triton_ladder.v3_lagged import (end_of_launch, load_words, now, publish,
-                                                     published, stop_if_late, unpack)
+from phase24.softmax.triton_ladder.v3_lagged import (end_of_launch, launch_tag, load_words, now,
+                                                     publish, published, stop_if_late, unpack)
 
 
 # --8<-- [start:helpers]
@@ -41,20 +41,19 @@ def all_threads(flag):
 
 
 @gluon.jit
-def wait_for_words(w_m, w_s, wptr, epoch, DEADLINE):
+def wait_for_words(w, wptr, tag, DEADLINE):
     # Re-read a row's words until every thread has seen all of them published by this launch.
     # Each warp reads them on its own; one barrier a poll makes the verdict the program's.
-    ready = all_threads(gl.min(published(w_m, w_s, epoch), axis=0))
+    ready = all_threads(gl.min(published(w, tag), axis=0))
     if ready == 0:
         t0 = now()
         while ready == 0:
             stop_if_late(t0, DEADLINE)
-            w_m = gl.inline_asm_elementwise(
+            w = gl.inline_asm_elementwise(
                 "nanosleep.u32 100;\n\tld.relaxed.gpu.global.b64 $0, [$1];", "=l,l", [wptr],
                 dtype=gl.int64, is_pure=False, pack=1)
-            w_s = load_words(wptr + 1, True)
-            ready = all_threads(gl.min(published(w_m, w_s, epoch), axis=0))
-    return w_m, w_s
+            ready = all_threads(gl.min(published(w, tag), axis=0))
+    return w
 
 
 @gluon.jit
@@ -106,8 +105,8 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
     pid = gl.program_id(0)
     nprog = gl.num_programs(0)
     total = M * S
-    epoch = (gl.load(ws_ptr) & 0x7FFFFFFF) + 1
-    words = ws_ptr + 2  # two per item
+    tag = launch_tag(ws_ptr)
+    words = ws_ptr + 2  # one per item
     for j in gl.static_range(AHEAD):  # the first AHEAD chunks, in flight
         item = pid + j * nprog
         row = item // S
@@ -119,9 +118,8 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
         item = pid + k * nprog
         done = pid + gl.maximum(k - LAG, 0) * nprog
         drow = done // S
-        wptr = words + 2 * (drow * S + gl.minimum(lanes, S - 1))  # lanes >= S: a real word
-        w_m = load_words(wptr, True)  # the finished row's words, read early
-        w_s = load_words(wptr + 1, True)
+        wptr = words + drow * S + gl.minimum(lanes, S - 1)  # lanes >= S: a real word
+        w = load_words(wptr, True)  # the finished row's words, read early
         nxt = item + AHEAD * nprog
         nrow = nxt // S
         nstart = (nxt - nrow * S) * SEG
@@ -138,12 +136,11 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
             m = gl.max(gl.max(gl.max(x, axis=2), axis=0), axis=0)
             m_safe = gl.where(m == float("-inf"), 0.0, m)
             e = gl.exp2((x - m_safe) * LOG2E)
-            publish(words + 2 * item, m, gl.sum(gl.sum(gl.sum(e, axis=2), axis=0), axis=0),
-                    epoch, True)
+            publish(words + item, m, gl.sum(gl.sum(gl.sum(e, axis=2), axis=0), axis=0), tag, True)
         # 2. The item of step k - LAG: its row's partials, combined; its chunk, written.
         if k >= LAG:
-            w_m, w_s = wait_for_words(w_m, w_s, wptr, epoch, DEADLINE)
-            pm, ps = unpack(w_m, w_s, lanes < S)
+            w = wait_for_words(w, wptr, tag, DEADLINE)
+            pm, ps = unpack(w, lanes < S)
             m_row, s_row = combine(pm, ps)
             dstart = (done - drow * S) * SEG
             x = ring.index((k - LAG) % STAGES).load(blk).to(gl.float32)
@@ -194,18 +191,17 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
     why = gluon_applies(x2d, out, (c.lag + c.ahead + 1) * c.seg * elem)
     if not why and s > v3_lagged.MAX_CHUNKS:
         why = f"{s} chunks a row > {v3_lagged.MAX_CHUNKS}"
-    if not why and 2 * m * s >= 2**31:
-        why = f"{m * s} chunks in all >= 2^30"
+    if not why and m * s >= 2**31:
+        why = f"{m * s} chunks in all >= 2^31"
     if why:
         return fallback(v3_lagged.plan(x2d, out), f"triton-v4: {why}")
     meta = dict(SEG=c.seg, VEC=16 // elem, LAG=c.lag, AHEAD=c.ahead,
                 PBLOCK=max(32, next_pow2(s)), EVEN=n % c.seg == 0, num_warps=c.num_warps,
                 launch_cooperative_grid=True)
     launch = Launch("triton-v4", ring_kernel, 1, (m, n, x2d.stride(0), s, DEADLINE_NS), meta)
-    ws = common.exchange_words(x2d.device, 2 * m * s)
+    ws = common.exchange_words(x2d.device, m * s)
     grid = min(m * s, common.resident_per_sm(launch, (x2d, out, ws)) * common.num_sms(x2d.device))
     if s - 1 > c.lag * grid:
         return fallback(v3_lagged.plan(x2d, out), f"triton-v4: rows of {s} chunks span more "
                         f"than {c.lag + 1} steps of {grid} resident programs")
-    return Plan((dataclasses.replace(launch, grid=grid),), scratch="exchange",
-                words=2 * m * s)
+    return Plan((dataclasses.replace(launch, grid=grid),), scratch="exchange", words=m * s)

@@ -24,7 +24,8 @@ from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
 from phase24.softmax.triton_ladder import common, v4_ring
 from phase24.softmax.triton_ladder.common import DEADLINE_NS, LOG2E, Launch, Plan, cdiv, fallback
-from phase24.softmax.triton_ladder.v3_lagged import end_of_launch, load_words, publish, unpack
+from phase24.softmax.triton_ladder.v3_lagged import (end_of_launch, launch_tag, load_words, publish,
+                                                     unpack)
 from phase24.softmax.triton_ladder.v4_ring import (chunk_layout, chunk_offsets, combine,
                                                    wait_for_words)
 
@@ -57,8 +58,8 @@ def whole_row_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, DEADLINE,
     first = pid // SPLIT
     n_rows = gl.cdiv(M - first, groups)  # this program's rows: first, first + groups, ...
     start = (pid % SPLIT) * (NCH * SEG)  # its slice of each row
-    epoch = (gl.load(ws_ptr) & 0x7FFFFFFF) + 1
-    words = ws_ptr + 2  # two per (row, slice)
+    tag = launch_tag(ws_ptr)
+    words = ws_ptr + 2  # one per (row, slice)
     for h in gl.static_range(HELD):
         row = first + h * groups
         for c in gl.static_range(NCH):
@@ -86,15 +87,14 @@ def whole_row_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, DEADLINE,
                 m_t = m_new
             m_row, s_row = combine(m_t, s_t)
             if SPLIT > 1:
-                publish(words + 2 * (row * SPLIT + pid % SPLIT), m_row, s_row, epoch, True)
+                publish(words + row * SPLIT + pid % SPLIT, m_row, s_row, tag, True)
         if k >= LAG:  # (B) row k - LAG: written out; its buffers take row k - LAG + HELD
             row = first + (k - LAG) * groups
             buf = ((k - LAG) % HELD) * NCH
             if SPLIT > 1:  # the row's (max, sum) from its group's words
-                wptr = words + 2 * (row * SPLIT + gl.minimum(lanes, SPLIT - 1))
-                w_m, w_s = wait_for_words(load_words(wptr, True), load_words(wptr + 1, True),
-                                          wptr, epoch, DEADLINE)
-                pm, ps = unpack(w_m, w_s, lanes < SPLIT)
+                wptr = words + row * SPLIT + gl.minimum(lanes, SPLIT - 1)
+                w = wait_for_words(load_words(wptr, True), wptr, tag, DEADLINE)
+                pm, ps = unpack(w, lanes < SPLIT)
                 m_row, s_row = combine(pm, ps)
             inv = 1.0 / s_row
             nrow = row + HELD * groups
@@ -163,7 +163,7 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
     if c.split > 1:
         meta["launch_cooperative_grid"] = True
     launch = Launch("triton-v5", whole_row_kernel, 1, (m, n, x2d.stride(0), DEADLINE_NS), meta)
-    words = 2 * m * c.split if c.split > 1 else 0
+    words = m * c.split if c.split > 1 else 0
     ws = common.exchange_words(x2d.device, words)
     groups = (common.resident_per_sm(launch, (x2d, out, ws))
               * common.num_sms(x2d.device)) // c.split
