@@ -92,7 +92,7 @@ def stop_if_late(t0, limit):
     tl.inline_asm_elementwise(
         "{ .reg .u64 t; .reg .pred p; mov.u64 t, %globaltimer; sub.u64 t, t, $1;\n\t"
         "setp.gt.u64 p, t, $2; @p trap; mov.u32 $0, 0; }",
-        "=r,l,l", [t0, limit], dtype=tl.int32, is_pure=False, pack=1)
+        "=r,l,l", [t0, limit.to(tl.int64)], dtype=tl.int32, is_pure=False, pack=1)
 
 
 @triton.jit
