@@ -1,38 +1,57 @@
-"""Write (or check) the "Measured" lines at the top of each CUDA rung from the committed results.
+"""Write (or check) the "Measured" lines of every rung, and the Triton ladder's table, from the
+committed results.
 
-Usage: python3 scripts/rung_headers.py [--check] [results/h200/softmax.json]
-Each rung file states the GB/s its registry entry reached in the benchmark sweep; this script
-is the only writer of those lines, and tests/test_readme.py runs it with --check so a header
-cannot drift from the committed JSON.
+Usage: python3 scripts/rung_headers.py [--check]
+Each CUDA rung (src/phase24/kernels/*.cu) states the GB/s its registry entry reached in the last
+benchmark of the whole CUDA ladder (results/h200/softmax-e437d3f.json); each Triton rung
+(src/phase24/softmax/triton_ladder/v*.py) its figures in results/h200/softmax.json, on the rows it
+is built for, and results/h200/triton_ladder.md tabulates them for the docs. This script is the
+only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
+from the committed JSON.
 """
 
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results" / "h200"
 KERNELS = ROOT / "src" / "phase24" / "kernels"
-RUNGS = {"softmax_v0_naive.cu": "cuda-naive", "softmax_v1_block_smem.cu": "cuda-v1",
-         "softmax_v2_online_shuffle.cu": "cuda-v2", "softmax_v3_registers_vec16.cu": "cuda-v3",
-         "softmax_v4_shape_specialised.cu": "cuda-v4", "softmax_v5_cluster.cu": "cuda-v5",
-         "softmax_v6_lean.cu": "cuda-v6", "softmax_v7_cluster_lean.cu": "cuda-v7",
-         "softmax_v8_pipelined.cu": "cuda-v8", "softmax_v9_cluster_smem.cu": "cuda-v9",
-         "softmax_v10_cluster_push.cu": "cuda-v10"}
+LADDER = ROOT / "src" / "phase24" / "softmax" / "triton_ladder"
+CUDA_RUN = RESULTS / "softmax-e437d3f.json"  # the last run of every CUDA rung
+TRITON_RUN = RESULTS / "softmax.json"
+CUDA_RUNGS = {"softmax_v0_naive.cu": "cuda-naive", "softmax_v1_block_smem.cu": "cuda-v1",
+              "softmax_v2_online_shuffle.cu": "cuda-v2", "softmax_v3_registers_vec16.cu": "cuda-v3",
+              "softmax_v4_shape_specialised.cu": "cuda-v4", "softmax_v5_cluster.cu": "cuda-v5",
+              "softmax_v6_lean.cu": "cuda-v6", "softmax_v7_cluster_lean.cu": "cuda-v7",
+              "softmax_v8_pipelined.cu": "cuda-v8", "softmax_v9_cluster_smem.cu": "cuda-v9",
+              "softmax_v10_cluster_push.cu": "cuda-v10"}
+# Triton rung: (file, the bulk row lengths it is built for, what it adds)
+TRITON_RUNGS = {
+    "triton-naive": ("v0_naive.py", (128, 65536), "one program per row"),
+    "triton-v1": ("v1_rows.py", (128, 32768), "several short rows per program"),
+    "triton-v2": ("v2_split.py", (65536, 262144), "a long row over many programs, two launches"),
+    "triton-v3": ("v3_lagged.py", (65536, 262144), "one launch, one read, programs wait"),
+    "triton-v4": ("v4_ring.py", (65536, 262144), "v3's chunks in a shared-memory ring (Gluon)"),
+    "triton-v5": ("v5_whole_row.py", (65536, 262144), "the whole row in shared memory (Gluon)"),
+    "triton": ("best.py", (128, 262144), "the tuned table's rung for each shape"),
+}
 LONG_ROWS = 32768  # the cluster rungs also state their figures on rows this long and longer
-MARK = "// Measured (H200"
+MARK = {".cu": "// Measured (H200", ".py": "# Measured (H200"}
+FEW = ((1, 32768), (8, 131072), (64, 32768), (64, 262144))
+DTYPES = (("float32", "fp32"), ("bfloat16", "bf16"))
 
 
-def header(data: dict, impl: str) -> list[str]:
+def cuda_header(data: dict, impl: str) -> list[str]:
     bulk = [r for r in data["records"] if r["impl"] == impl and r["M"] * r["N"] == 2**28]
     parts, long_parts = [], []
-    for dtype, tag in (("float32", "fp32"), ("bfloat16", "bf16")):
+    for dtype, tag in DTYPES:
         g = [r["gbps"] for r in bulk if r["dtype"] == dtype]
         parts.append(f"{tag} {min(g):.0f}-{max(g):.0f} GB/s (median {statistics.median(g):.0f})")
         p = [r["pct_copy"] for r in bulk if r["dtype"] == dtype and r["N"] >= LONG_ROWS]
         long_parts.append(f"{tag} {min(p):.0f}-{max(p):.0f}%")
-    lines = [f"{MARK}, results/h200/softmax.json, commit {data['commit']}, copy "
+    lines = [f"// Measured (H200, results/h200/{CUDA_RUN.name}, commit {data['commit']}, copy "
              f"{data['copy_gbps']:.0f} GB/s),",
              "// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): "
              + "; ".join(parts) + "."]
@@ -41,34 +60,94 @@ def header(data: dict, impl: str) -> list[str]:
     return lines
 
 
-def rewrite(text: str, lines: list[str]) -> str:
+def triton_figures(data: dict, impl: str) -> dict:
+    """{dtype tag: (min, max % of copy on the rung's bulk rows, [few-rows us])}."""
+    lo, hi = TRITON_RUNGS[impl][1]
+    recs = [r for r in data["records"] if r["impl"] == impl]
+    out = {}
+    for dtype, tag in DTYPES:
+        bulk = [r["pct_copy"] for r in recs if r["dtype"] == dtype and r["M"] * r["N"] == 2**28
+                and lo <= r["N"] <= hi]
+        few = {(r["M"], r["N"]): r["us"] for r in recs if r["dtype"] == dtype}
+        out[tag] = (min(bulk), max(bulk), [few.get(s) for s in FEW])
+    return out
+
+
+def _few(us: list) -> str:
+    return " / ".join("-" if u is None else f"{u:.1f}" for u in us)
+
+
+def triton_header(data: dict, impl: str) -> list[str]:
+    lo, hi = TRITON_RUNGS[impl][1]
+    f = triton_figures(data, impl)
+    return [f"# Measured (H200, results/h200/{TRITON_RUN.name}, commit {data['commit']}, copy "
+            f"{data['copy_gbps']:.0f} GB/s):",
+            f"# bulk rows of {lo}-{hi} values, % of copy: fp32 {f['fp32'][0]:.1f}-{f['fp32'][1]:.1f}, "
+            f"bf16 {f['bf16'][0]:.1f}-{f['bf16'][1]:.1f};",
+            "# few rows (" + ", ".join(f"{m}x{n}" for m, n in FEW) + "), us:",
+            f"# fp32 {_few(f['fp32'][2])}; bf16 {_few(f['bf16'][2])}."]
+
+
+def ladder_table(data: dict) -> str:
+    """The Triton ladder's figures (results/h200/triton_ladder.md, shown by lab 03)."""
+    lines = ["| rung | adds | bulk rows | float32, % of copy | bfloat16, % of copy | "
+             "few rows, float32, us | few rows, bfloat16, us |", "|---|---|---|---|---|---|---|"]
+    for impl, (_, (lo, hi), adds) in TRITON_RUNGS.items():
+        f = triton_figures(data, impl)
+        lines.append(f"| `{impl}` | {adds} | N = {lo}-{hi} | {f['fp32'][0]:.1f}-{f['fp32'][1]:.1f} "
+                     f"| {f['bf16'][0]:.1f}-{f['bf16'][1]:.1f} | {_few(f['fp32'][2])} | "
+                     f"{_few(f['bf16'][2])} |")
+    few = ", ".join(f"{m}x{n}" for m, n in FEW)
+    lines.append(f"\nFew rows: {few}. Commit {data['commit']}, {data['gpu']}, copy "
+                 f"{data['copy_gbps']:.0f} GB/s (results/h200/{TRITON_RUN.name}).")
+    return "\n".join(lines) + "\n"
+
+
+def rewrite(text: str, lines: list[str], mark: str) -> str:
     src = text.splitlines()
-    if any(s.startswith(MARK) for s in src):
-        i = next(k for k, s in enumerate(src) if s.startswith(MARK))
+    prefix = mark.split(" ")[0] + " "
+    if any(s.startswith(mark) for s in src):
+        i = next(k for k, s in enumerate(src) if s.startswith(mark))
         j = i + 1
-        while j < len(src) and src[j].startswith("// ") and not src[j].startswith("// --8<--") \
-                and (src[j].startswith("// bulk sweep") or src[j].startswith("// Rows of")):
+        while j < len(src) and src[j].startswith(prefix) and "--8<--" not in src[j] \
+                and not src[j].startswith(prefix + "Measured") and _continues(src[j], prefix):
             j += 1
         src[i:j] = lines
-    else:  # new rung: right after the include of the shared header
+    elif mark.startswith("//"):  # a new CUDA rung: right after the include of the shared header
         i = next(k for k, s in enumerate(src) if s.startswith('#include "softmax_common.cuh"'))
+        src[i + 1:i + 1] = lines
+    else:  # a new Triton rung: right after the module docstring
+        i = next(k for k, s in enumerate(src) if k > 0 and s.rstrip().endswith('"""'))
         src[i + 1:i + 1] = lines
     return "\n".join(src) + "\n"
 
 
+def _continues(line: str, prefix: str) -> bool:
+    body = line[len(prefix):]
+    return body.startswith(("bulk sweep", "Rows of") if prefix == "// " else
+                           ("bulk rows", "few rows", "fp32 "))
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    paths = [a for a in argv if not a.startswith("--")]
-    data = json.loads(Path(paths[0] if paths else ROOT / "results/h200/softmax.json").read_text())
+    cuda, triton = json.loads(CUDA_RUN.read_text()), json.loads(TRITON_RUN.read_text())
+    targets = [(KERNELS / name, cuda_header(cuda, impl), MARK[".cu"])
+               for name, impl in CUDA_RUNGS.items()]
+    targets += [(LADDER / file, triton_header(triton, impl), MARK[".py"])
+                for impl, (file, _, _) in TRITON_RUNGS.items()]
     stale = []
-    for name, impl in RUNGS.items():
-        path = KERNELS / name
+    for path, lines, mark in targets:
         text = path.read_text()
-        new = rewrite(text, header(data, impl))
+        new = rewrite(text, lines, mark)
         if new != text:
-            stale.append(name)
+            stale.append(path.name)
             if not check:
                 path.write_text(new)
+    table = RESULTS / "triton_ladder.md"
+    if not table.exists() or table.read_text() != ladder_table(triton):
+        stale.append(table.name)
+        if not check:
+            table.write_text(ladder_table(triton))
     if check and stale:
         print("rung headers differ from the results: " + ", ".join(stale)
               + " (python3 scripts/rung_headers.py rewrites them)")

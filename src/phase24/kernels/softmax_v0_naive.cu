@@ -7,7 +7,7 @@
 // One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
 // H200): the sum is compensated (Kahan). The later versions sum in a tree and need no fix.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-315 GB/s (median 157); bf16 11-168 GB/s (median 97).
 
 // --8<-- [start:kernel]

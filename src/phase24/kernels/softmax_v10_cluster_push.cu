@@ -21,7 +21,7 @@
 // and 64% (bf16) of the 4 GB copy, where a copy of the same bytes reaches 85% and 74%.
 #include "softmax_common.cuh"
 #include "softmax_cluster.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 177-4159 GB/s (median 4020); bf16 45-4111 GB/s (median 2254).
 // Rows of 32768 to 262144, % of copy: fp32 93-98%; bf16 92-97%.
 

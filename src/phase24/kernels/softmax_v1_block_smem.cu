@@ -6,7 +6,7 @@
 // bandwidth on long rows, where the second and third reads miss L2; short rows waste most
 // of the 256 threads.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 477-3456 GB/s (median 1769); bf16 239-2076 GB/s (median 1182).
 
 constexpr int V1_THREADS = 256;

@@ -13,7 +13,7 @@
 // 16-bit elements fit; longer rows go to v5 (Hopper) or v2.
 // Prediction: short rows climb from v3's level to the copy ceiling; long rows gain little.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1757-4233 GB/s (median 4091); bf16 1053-4183 GB/s (median 4074).
 // Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed), and v4
 // needs fewer registers; re-measured in results/h200/softmax-c8e92cb.json (torch, v4, v5, cuda):

@@ -12,7 +12,7 @@
 // until the others have read it without stalling the stores.
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3751 GB/s (median 3011); bf16 66-2907 GB/s (median 2242).
 // Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-66%.
 // Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed);

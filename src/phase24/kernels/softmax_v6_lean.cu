@@ -13,7 +13,7 @@
 // Outcome: bf16 rows of 2K-16K at 96-98.5% of copy; 32K (1024 threads x 32 floats, one block
 // per SM) stays at ~86%, which v7 addresses.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1757-4230 GB/s (median 4133); bf16 1053-4188 GB/s (median 4075).
 
 // --8<-- [start:kernel]

@@ -17,7 +17,7 @@
 // with v5 (85-87%). Short rows waste most of a block here. v9 took over the long rows.
 #include "softmax_common.cuh"
 #include "softmax_cluster.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3730 GB/s (median 2263); bf16 18-3519 GB/s (median 905).
 // Rows of 32768 to 262144, % of copy: fp32 72-85%; bf16 71-83%.
 

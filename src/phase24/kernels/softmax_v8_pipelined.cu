@@ -15,7 +15,7 @@
 // cluster barrier were not what held v7 back. Kept as a measured negative result.
 #include "softmax_common.cuh"
 #include "softmax_cluster.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 45-3737 GB/s (median 2224); bf16 13-3205 GB/s (median 648).
 // Rows of 32768 to 262144, % of copy: fp32 79-88%; bf16 68-76%.
 

@@ -20,7 +20,7 @@
 // (fp32 1 MB, bf16 512 KB) stay below 90%.
 #include "softmax_common.cuh"
 #include "softmax_cluster.cuh"
-// Measured (H200, results/h200/softmax.json, commit e437d3f, copy 4247 GB/s),
+// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3934 GB/s (median 1354); bf16 10-3831 GB/s (median 460).
 // Rows of 32768 to 262144, % of copy: fp32 85-93%; bf16 56-90%.
 

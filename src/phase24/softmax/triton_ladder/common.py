@@ -203,4 +203,5 @@ def install_interpreter_numpy_fix() -> None:
 if INTERPRETED:
     install_interpreter_numpy_fix()
     # NumPy warns where the interpreter computes -inf - -inf and the like, on purpose (NaN rows).
-    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\.runtime\.interpreter")
+    warnings.filterwarnings("ignore", category=RuntimeWarning,
+                            module=r"triton\.runtime\.interpreter")
