@@ -56,6 +56,9 @@ LONG = {
         "the full benchmark sweep; scripts/gpu-session.sh runs it (bench step)",
     "python -m phase24 bench softmax --impl torch cuda":
         "the full benchmark sweep for two implementations; scripts/gpu-session.sh runs the sweep",
+    "python -m phase24 bench softmax --impl torch cuda triton-naive triton-v1 triton-v2 triton-v3 "
+    "triton-v4 triton-v5 triton":
+        "the full benchmark sweep of the Triton ladder; results/h200/softmax.json is its run",
     "python -m phase24 minigpt train --impl torch --device cuda --steps 1000":
         "1000 training steps of the small model; not part of any automatic run",
 }
