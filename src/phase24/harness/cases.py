@@ -40,7 +40,7 @@ def with_specials(m: int, n: int, shift: int = 0) -> Case:
     """Eight rows of special values (m >= 8; the rest random), starting ``shift`` values into a
     wider tensor (1: rows not 16-byte aligned): a row of -inf, half -inf, one NaN, magnitudes up
     to the dtype's largest, one value at the largest, a NaN among -inf, values far below zero
-    mixed with -inf (masked log-probabilities: exp underflows for every value), one +inf."""
+    followed by -inf (masked log-probabilities: exp underflows for every value), one +inf."""
 
     def make(dt, dev, g):
         x = _randn((m, n + shift), dt, dev, g)[:, shift:]
@@ -54,7 +54,7 @@ def with_specials(m: int, n: int, shift: int = 0) -> Case:
         x[5, 0] = 0.0                        # even where a thread holds only the NaN and -inf
         x[5, n // 2 + 1] = float("nan")
         x[6] = (_randn((n,), torch.float32, dev, g) - 200.0).to(dt)  # all below -88 ...
-        x[6, 1::3] = float("-inf")           # ... and a third of them -inf
+        x[6, n // 2:] = float("-inf")        # ... and the second half -inf (whole chunks of it)
         x[7, n - 1] = float("inf")           # +inf: NaN, as in torch
         return x
 
