@@ -40,6 +40,7 @@ PATHS = {
     "v2-steps": ("triton-v2", v2_split.Config(seg=16, num_warps=1, pblock=2)),  # combine in steps
     "v3": ("triton-v3", None),
     "v3-two": ("triton-v3", v3_lagged.Config(seg=64, num_warps=1)),  # rows of two chunks
+    "v3-three": ("triton-v3", v3_lagged.Config(seg=32, num_warps=1)),  # 3+: v2 in the interpreter
     "v4": ("triton-v4", None),
     "v5": ("triton-v5", None),
     "triton": ("triton", None),

@@ -184,17 +184,24 @@ def lagged_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
             if ready == 0:
                 if GPU:
                     t0 = now()
-                while ready == 0:
-                    if GPU:
+                    while ready == 0:
                         stop_if_late(t0, DEADLINE)
-                    w = load_words(wptr, GPU)
-                    ready = _all(tl.min(published(w, tag), axis=0), units)
+                        w = load_words(wptr, GPU)
+                        ready = _all(tl.min(published(w, tag), axis=0), units)
+                else:  # (the interpreter: the host made this wait needless; a few polls, then NaN)
+                    spins = 0
+                    while (ready == 0) & (spins < 8):
+                        w = load_words(wptr, GPU)
+                        ready = _all(tl.min(published(w, tag), axis=0), units)
+                        spins += 1
             pm, ps = unpack(w, lanes < S)
             m_row = tl.max(pm, axis=0)
             s_row = tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0)
             # kept_max is the chunk's true max: -inf for a chunk of -inf, whose exponentials
             # are 0 and weigh exp(-inf - m_row) = 0 (a row of -inf: NaN, as in torch).
             scale = tl.exp2((kept_max - m_row) * LOG2E) / s_row
+            if not GPU:
+                scale = tl.where(ready != 0, scale, float("nan"))
             doffs = (done - drow * S) * seg_u + units
             if PAIRS:
                 y_lo = kept * scale
