@@ -26,6 +26,12 @@ def test_cuda_impls_reject_bad_input(name):
         softmax(torch.tensor(1.0), name)
     with pytest.raises(SoftmaxArgumentError, match="torch.Tensor"):
         softmax([1.0, 2.0], name)
+    with pytest.raises(SoftmaxArgumentError, match="requires a gradient.*Phase 25"):
+        softmax(torch.ones(2, 3, requires_grad=True), name)
+    with pytest.raises(SoftmaxArgumentError, match="too long"):
+        softmax(torch.empty(0, 2**31), name)
+    with pytest.raises(SoftmaxArgumentError, match="sparse"):
+        softmax(torch.eye(3).to_sparse(), name)
 
 
 def test_unknown_impl():
