@@ -17,6 +17,7 @@ import torch
 
 from phase24.harness import bench
 from phase24.harness.bench import bytes_moved, copy_gbps, standard_shapes, time_us
+from phase24.softmax.args import DTYPE_TAG
 from phase24.softmax.triton_ladder import (best, common, v1_rows, v2_split, v3_lagged, v4_ring,
                                            v5_whole_row)
 
@@ -90,7 +91,7 @@ def write_best(run: dict, path: str, source: str) -> None:
             key = dict(block_n=common.next_pow2(e["N"]), rows=best.rows_class(e["M"]))
             pick = {"rung": e["best"]["rung"], "config": e["best"]["config"], "us": e["best"]["us"],
                     "shape": f"{e['M']}x{e['N']}"}
-            tag = best.DTYPE_TAG[DTYPES[e["dtype"]]]
+            tag = DTYPE_TAG[DTYPES[e["dtype"]]]
             rows.append({"dtype": tag, **key, **pick})
             if tag == "bf16":
                 rows.append({"dtype": "f16", **key, **pick})

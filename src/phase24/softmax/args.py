@@ -13,6 +13,8 @@ from typing import Callable
 import torch
 
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+# Each dtype's short name in kernel names and tuned tables.
+DTYPE_TAG = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 # The lab's kernels index a row with 32-bit offsets (a chunk may start up to 1M values past
 # the row's end): rows must be shorter than this. Any number of rows is fine.
 MAX_ROW = 2**31 - 2**20
@@ -85,8 +87,14 @@ def run_rows(kernel: RowKernel, x: torch.Tensor) -> torch.Tensor:
         out.fill_(_poison)
     if out.numel() == 0:
         return out
-    x2d = x.reshape(-1, n) if x.dim() != 2 else x  # a view when the layout allows it
+    kernel(rows_view(x), out.view(-1, n))
+    return out
+
+
+def rows_view(x: torch.Tensor) -> torch.Tensor:
+    """``x`` as the (M, N) row-kernel input: a view when the layout allows it, else a copy."""
+    n = x.shape[-1]
+    x2d = x.reshape(-1, n) if x.dim() != 2 else x
     if x2d.stride(-1) != 1 or x2d.stride(0) < n:
         x2d = x2d.contiguous()
-    kernel(x2d, out.view(-1, n))
-    return out
+    return x2d

@@ -15,9 +15,8 @@ import numpy as np
 import torch
 
 from phase24.bridge.launch import Kernel, load_kernel, ptr
-from phase24.softmax.args import check_input, run_rows
+from phase24.softmax.args import DTYPE_TAG, check_input, run_rows
 
-DTYPE_TAG = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 MAX_GRID = 2**31 - 1
 
 

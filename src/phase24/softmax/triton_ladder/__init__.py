@@ -30,7 +30,7 @@ import torch
 if "TRITON_INTERPRET" not in os.environ and not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
 
-from phase24.softmax.args import check_input, run_rows  # noqa: E402
+from phase24.softmax.args import check_input, rows_view, run_rows  # noqa: E402
 from phase24.softmax.triton_ladder import (best, common, v0_naive, v1_rows,  # noqa: E402
                                            v2_split, v3_lagged, v4_ring, v5_whole_row)
 
@@ -58,14 +58,10 @@ IMPLEMENTATIONS = {name: _entry(name, rung) for name, rung in RUNGS.items()}
 def which(x: torch.Tensor, name: str = "triton") -> str:
     """The launches rung ``name`` makes for a tensor like ``x``, in words (fallbacks included)."""
     check_input(x, name, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT)
-    n = x.shape[-1]
-    x2d = x.reshape(-1, n) if x.dim() != 2 else x
-    if x2d.stride(-1) != 1 or x2d.stride(0) < n:
-        x2d = x2d.contiguous()
-    out = torch.empty(x2d.shape, dtype=x.dtype, device=x.device)
-    if x2d.numel() == 0:
+    if x.numel() == 0:
         return "nothing to launch (empty tensor)"
-    return RUNGS[name].plan(x2d, out).describe()
+    x2d = rows_view(x)
+    return RUNGS[name].plan(x2d, torch.empty(x2d.shape, dtype=x.dtype, device=x.device)).describe()
 
 
 __all__ = ["IMPLEMENTATIONS", "RUNGS", "INTERPRETED", "which"]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from phase24.softmax.args import DTYPE_TAG
 from phase24.softmax.triton_ladder import (common, v1_rows, v2_split, v3_lagged, v4_ring,
                                            v5_whole_row)
 from phase24.softmax.triton_ladder.common import Plan, next_pow2
@@ -27,7 +28,6 @@ from phase24.softmax.triton_ladder.common import Plan, next_pow2
 TABLE = Path(__file__).resolve().parents[1] / "triton_configs.json"
 TUNED = {"triton-v1": v1_rows, "triton-v2": v2_split, "triton-v3": v3_lagged,
          "triton-v4": v4_ring, "triton-v5": v5_whole_row}
-DTYPE_TAG = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
 
 def rows_class(m: int) -> int:
