@@ -4,11 +4,12 @@
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests tests-triton tests-cuda lab sanitize sanitize-new sanitize-triton tune
-#          tune-triton bench profile minigpt
+#          tune-triton bench profile minigpt planted
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
 #          tests-triton and tests-cuda are its two halves (the Triton rungs' files, the rest).
+#   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to tune_softmax.py.
 #   tune-triton: scripts/tune_triton.py; its table becomes src/phase24/softmax/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
@@ -29,7 +30,8 @@ py=${PYTHON:-python3}
 status=0
 summary=()
 
-declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [tests-triton]=420 [tests-cuda]=420
+declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [tests-triton-kernels]=300 [tests-triton-situations]=240
+                        [tests-cuda]=420 [planted]=420
                         [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
@@ -62,8 +64,14 @@ for s in $steps; do
               step hello "$py" -m phase24 hello ;;
     tests)    step tests "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py tests ;;
-    tests-triton) step tests-triton "$py" -m pytest -v -p no:cacheprovider --timeout 300 -rfEs \
-                  tests/test_triton_gpu.py tests/test_triton_ladder.py ;;
+    tests-triton) # what compiles most runs in 8 processes; the calling situations (threads,
+              # streams, graphs, a busy or small GPU, timing bounds) then run alone, warm.
+              step tests-triton-kernels "$py" -m pytest -q -n 8 -p no:cacheprovider --timeout 300 \
+                  -rfEs -k "every_rung or unaligned or not gpu_" tests/test_triton_gpu.py \
+                  tests/test_triton_ladder.py
+              step tests-triton-situations "$py" -m pytest -v -p no:cacheprovider --timeout 300 \
+                  -rfEs -k "not every_rung and not unaligned" tests/test_triton_gpu.py ;;
+    planted)  step planted "$py" scripts/planted_bugs.py --gpu --log "$out/planted-runs.log" ;;
     tests-cuda) step tests-cuda "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py --ignore=tests/test_triton_gpu.py tests ;;
     lab)      step lab "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \

@@ -110,18 +110,21 @@ def test_gpu_two_host_threads_one_stream(name):
 
 @pytest.mark.parametrize("name", WAITING)
 def test_gpu_several_streams(name):
+    # Four streams run the rung at once, each on its own values of the same shape (so of the
+    # same scratch size), one shape after another.
     f = IMPLEMENTATIONS[name]
     streams = [torch.cuda.Stream() for _ in range(4)]
-    xs = _mixed_inputs(torch.float32, 40)
+    xs = {k: _mixed_inputs(torch.float32, 40 + 10 * k) for k in range(len(streams))}
     torch.cuda.synchronize()
     outs = []
-    for rep in range(4):
-        for i, s in enumerate(streams):
-            with torch.cuda.stream(s):
-                outs.append((i, f(xs[(i + rep) % 5]), (i + rep) % 5))
+    for rep in range(3):
+        for shape in range(5):
+            for k, s in enumerate(streams):
+                with torch.cuda.stream(s):
+                    outs.append((k, f(xs[k][shape]), shape))
     torch.cuda.synchronize()
-    for i, out, k in outs:
-        assert_softmax(out, xs[k], f"{name} stream {i} input {k}")
+    for k, out, shape in outs:
+        assert_softmax(out, xs[k][shape], f"{name} stream {k} shape {shape}")
 
 
 @pytest.mark.parametrize("name", WAITING)

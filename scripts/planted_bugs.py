@@ -1,0 +1,169 @@
+"""Plant each bug a test is meant to catch, run that test, and see it fail.
+
+    python scripts/planted_bugs.py [--gpu] [--only NAME ...] [--list] [--timeout S]
+
+Each entry below changes one line of the package (the text must appear exactly once, so the
+list cannot silently drift from the code), in a copy of the tree under a temporary folder, and
+runs the named tests against that copy. A bug is "caught" when the tests fail; "MISSED" when
+they pass, which is a defect of the tests. Without --gpu only the entries the CPU can show run
+(the Triton interpreter); with --gpu, the GPU entries. Exit status 1 if any bug was missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LADDER = "src/phase24/softmax/triton_ladder"
+GPU_TESTS = "tests/test_triton_gpu.py"
+CPU_TESTS = "tests/test_triton_ladder.py"
+
+
+@dataclasses.dataclass(frozen=True)
+class Bug:
+    name: str
+    what: str     # the mistake, in words
+    path: str     # file, relative to the root
+    old: str      # text replaced (exactly once)
+    new: str
+    tests: tuple  # pytest node ids that must fail
+    gpu: bool
+
+
+BUGS = [
+    # ---- seen by the interpreter (CPU) ----
+    Bug("v0-scale-before-max", "exp(x) / sum, without subtracting the maximum",
+        f"{LADDER}/v0_naive.py", "e = tl.exp2((x - tl.max(x, axis=0)) * LOG2E)",
+        "e = tl.exp2(x * LOG2E)", (f"{CPU_TESTS}::test_special_values[torch.float32-naive]",),
+        False),
+    Bug("v2-no-rescale", "partial sums added without rescaling to the row's maximum",
+        f"{LADDER}/v2_split.py", "+ tl.sum(ps * tl.exp2((pm - safe) * LOG2E), axis=0)",
+        "+ tl.sum(ps, axis=0)", (f"{CPU_TESTS}::test_paths_match_float64[torch.float32-v2-steps]",),
+        False),
+    Bug("v2-chunk-of-minus-inf", "a chunk of -inf reduced against its own max (NaN)",
+        f"{LADDER}/v2_split.py", 'm_safe = tl.where(m == float("-inf"), 0.0, m)  #',
+        "m_safe = m  #", (f"{CPU_TESTS}::test_special_values[torch.float32-v2-steps]",), False),
+    Bug("v3-kept-weight", "the kept chunk weighed by 0 instead of its true maximum",
+        f"{LADDER}/v3_lagged.py", "scale = tl.exp2((kept_max - m_row) * LOG2E) / s_row",
+        "scale = tl.exp2((0.0 - m_row) * LOG2E) / s_row",
+        (f"{CPU_TESTS}::test_paths_match_float64[torch.float32-v3-two]",), False),
+    # ---- seen only on a GPU ----
+    Bug("v3-parity-constant", "every launch writes its words with the same parity",
+        f"{LADDER}/v3_lagged.py", "return ((tl.load(ws_ptr) + 1) & 1) << 31",
+        "return (tl.load(ws_ptr) * 0 + 1) << 31",
+        (f"{GPU_TESTS}::test_gpu_two_host_threads_one_stream[triton-v3]",), True),
+    Bug("scratch-shared-by-streams", "one exchange buffer for every stream",
+        f"{LADDER}/common.py",
+        "key = (device.index, torch.cuda.current_stream(device).cuda_stream, words)",
+        "key = (device.index, words)",
+        (f"{GPU_TESTS}::test_gpu_several_streams[triton-v3]",), True),
+    Bug("scratch-kept-under-capture", "a graph bakes in a kept buffer, shared with other graphs",
+        f"{LADDER}/common.py", ' or torch.cuda.is_current_stream_capturing():', ":",
+        (f"{GPU_TESTS}::test_gpu_two_graphs_replayed_concurrently[triton-v3]",), True),
+    Bug("v3-waits-beyond-two-steps", "rows spanning more steps than resident programs wait",
+        f"{LADDER}/v3_lagged.py", "if s - 1 > grid:", "if False:",
+        (f"{GPU_TESTS}::test_gpu_small_gpu[triton-v3]",), True),
+    Bug("v3-grid-beyond-resident", "a cooperative grid larger than the GPU holds",
+        f"{LADDER}/v3_lagged.py", "grid = min(total, per_sm * common.num_sms(x2d.device))",
+        "grid = min(total, (per_sm + 1) * common.num_sms(x2d.device))",
+        (f"{GPU_TESTS}::test_gpu_busy_gpu[triton-v3]",), True),
+    Bug("v3-biased-sum", "the row's sum off by one part in a million",
+        f"{LADDER}/v3_lagged.py", "s_row = tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0)",
+        "s_row = tl.sum(ps * tl.exp2((pm - m_row) * LOG2E), axis=0) * 1.000001",
+        (f"{GPU_TESTS}::test_gpu_accuracy_stays_flat_as_rows_grow",), True),
+    Bug("v3-no-trap", "a wait past the deadline spins on instead of trapping",
+        f"{LADDER}/v3_lagged.py", "@p trap; mov.u32", "mov.u32",
+        (f"{GPU_TESTS}::test_gpu_a_wait_that_cannot_end_stops_with_an_error",), True),
+    Bug("v4-no-rescale", "the ring's partials combined without rescaling",
+        f"{LADDER}/v4_ring.py", "return m_all, gl.sum(s * gl.exp2((m - m_safe) * LOG2E), axis=0)",
+        "return m_all, gl.sum(s, axis=0)",
+        (f"{GPU_TESTS}::test_gpu_every_rung_and_configuration[torch.float32]",), True),
+    Bug("v5-chunk-of-minus-inf", "a chunk of -inf reduced against its own max (NaN)",
+        f"{LADDER}/v5_whole_row.py", 'm_safe = gl.where(m_new == float("-inf"), 0.0, m_new)',
+        "m_safe = m_new", (f"{GPU_TESTS}::test_gpu_every_rung_and_configuration[torch.bfloat16]",),
+        True),
+]
+
+
+def copy_tree(dst: Path) -> None:
+    for part in ("src", "tests", "scripts", "labs", "pyproject.toml"):
+        src = ROOT / part
+        if src.is_dir():
+            shutil.copytree(src, dst / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dst / part)
+
+
+def plant(bug: Bug, tree: Path) -> None:
+    path = tree / bug.path
+    text = path.read_text()
+    if text.count(bug.old) != 1:
+        raise SystemExit(f"{bug.name}: {bug.old!r} appears {text.count(bug.old)} times in "
+                         f"{bug.path}, not once: update the entry")
+    path.write_text(text.replace(bug.old, bug.new))
+
+
+def run(bug: Bug, timeout: float) -> tuple[str, float, str]:
+    with tempfile.TemporaryDirectory(prefix=f"planted-{bug.name}-") as tmp:
+        tree = Path(tmp)
+        copy_tree(tree)
+        plant(bug, tree)
+        env = dict(os.environ, PYTHONPATH=str(tree / "src"), PYTHONDONTWRITEBYTECODE="1")
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *bug.tests]
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+            rc, out = proc.returncode, proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as err:
+            rc, out = -1, f"timed out after {timeout:.0f} s\n{err.stdout or ''}"
+        took = time.perf_counter() - t0
+    if rc == 1:
+        return "caught", took, out
+    if rc == 0:
+        return "MISSED", took, out
+    if rc == -1:
+        return "caught (timed out)", took, out
+    return f"error (pytest rc {rc})", took, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", action="store_true", help="the GPU entries (else the CPU ones)")
+    ap.add_argument("--only", nargs="+", help="these entries only")
+    ap.add_argument("--list", action="store_true", help="list the entries and check they apply")
+    ap.add_argument("--timeout", type=float, default=240, help="seconds per entry")
+    ap.add_argument("--log", type=Path, help="also write each run's pytest output here")
+    args = ap.parse_args()
+    bugs = [b for b in BUGS if (b.name in args.only if args.only else b.gpu == args.gpu)]
+    if args.list:
+        with tempfile.TemporaryDirectory() as tmp:
+            for b in BUGS:
+                shutil.copytree(ROOT / "src", Path(tmp) / b.name / "src")
+                plant(b, Path(tmp) / b.name)
+                print(f"{b.name:28} {'gpu' if b.gpu else 'cpu'}  {b.what}")
+        return 0
+    missed = 0
+    log = args.log.open("w") if args.log else None
+    print(f"{'bug':28} {'verdict':20} {'s':>6}  tests")
+    for b in bugs:
+        verdict, took, out = run(b, args.timeout)
+        missed += verdict == "MISSED" or verdict.startswith("error")
+        print(f"{b.name:28} {verdict:20} {took:6.1f}  {' '.join(t.split('::')[-1] for t in b.tests)}",
+              flush=True)
+        if log:
+            log.write(f"===== {b.name}: {b.what} -> {verdict}\n{out[-4000:]}\n")
+            log.flush()
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
