@@ -83,6 +83,12 @@ def _mixed_inputs(dtype, seed):
             enumerate([(8, 131072), (200, 65536), (64, 262144), (300, 1000), (137, 32768)])]
 
 
+def _tiny_inputs(dtype, seed):
+    """Long rows in launches of a few programs, which leave room for others beside them."""
+    return [randn(s, dtype, seed + i, device="cuda") for i, s in
+            enumerate([(2, 8192), (4, 16384), (1, 65536)])]
+
+
 @pytest.mark.parametrize("name", WAITING)
 def test_gpu_two_host_threads_one_stream(name):
     # Two threads call the rung on the default stream with their own inputs, 300 calls each:
@@ -111,14 +117,15 @@ def test_gpu_two_host_threads_one_stream(name):
 @pytest.mark.parametrize("name", WAITING)
 def test_gpu_several_streams(name):
     # Four streams run the rung at once, each on its own values of the same shape (so of the
-    # same scratch size), one shape after another.
+    # same scratch size), one shape after another; launches of a few programs run side by side.
     f = IMPLEMENTATIONS[name]
     streams = [torch.cuda.Stream() for _ in range(4)]
-    xs = {k: _mixed_inputs(torch.float32, 40 + 10 * k) for k in range(len(streams))}
+    xs = {k: _mixed_inputs(torch.float32, 40 + 10 * k) + _tiny_inputs(torch.float32, 45 + 10 * k)
+          for k in range(len(streams))}
     torch.cuda.synchronize()
     outs = []
     for rep in range(3):
-        for shape in range(5):
+        for shape in range(len(xs[0])):
             for k, s in enumerate(streams):
                 with torch.cuda.stream(s):
                     outs.append((k, f(xs[k][shape]), shape))
@@ -132,7 +139,7 @@ def test_gpu_two_graphs_replayed_concurrently(name):
     # One warm-up call, then two graphs of the same shape captured; replayed on two streams at
     # once, each on its own fresh values, many times.
     f = IMPLEMENTATIONS[name]
-    for shape in ((8, 131072), (200, 65536)):
+    for shape in ((8, 131072), (200, 65536), (2, 8192)):
         static = [randn(shape, torch.bfloat16, s, device="cuda") for s in (1, 2)]
         f(static[0])  # the warm-up call compiles and sizes the launch
         torch.cuda.synchronize()
@@ -201,20 +208,22 @@ def test_gpu_busy_gpu(name):
 
 @pytest.mark.parametrize("name", WAITING)
 def test_gpu_small_gpu(name, monkeypatch):
-    # A GPU of 16 SMs (a MIG slice, an older part), emulated: launches are sized for it, rows
-    # that would span more steps than its programs take the rung that does not wait, and no
-    # call waits long.
-    monkeypatch.setattr(common, "num_sms", lambda device: 16)
+    # A GPU of 16 SMs (a MIG slice, an older part) and one of 2, emulated: launches are sized
+    # for it, rows that would span more steps than its programs take the rung that does not
+    # wait, and no call waits long.
     f = IMPLEMENTATIONS[name]
-    for x in _mixed_inputs(torch.bfloat16, 60):
+    for sms, x in [(sms, x) for sms in (16, 2) for dtype in (torch.bfloat16, torch.float32)
+                   for x in _mixed_inputs(dtype, 60)]:
+        monkeypatch.setattr(common, "num_sms", lambda device, sms=sms: sms)
         f(x)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         out = f(x)
         torch.cuda.synchronize()
         took = time.perf_counter() - t0
-        assert_softmax(out, x, f"{name} 16 SMs {tuple(x.shape)}")
-        assert took < 0.01, f"{name} 16 SMs {tuple(x.shape)}: {took * 1e3:.1f} ms ({which(x, name)})"
+        what = f"{name} {sms} SMs {tuple(x.shape)} {x.dtype}"
+        assert_softmax(out, x, what)
+        assert took < 0.01, f"{what}: {took * 1e3:.1f} ms ({which(x, name)})"
 
 
 def test_gpu_accuracy_stays_flat_as_rows_grow():
