@@ -5,7 +5,8 @@
 #   network), nothing is installed: the package runs from src/ through PYTHONPATH.
 # * Elsewhere a virtual environment .venv is made once, with the CPU wheel of torch 2.13.0
 #   installed FIRST (a bare `torch` requirement would pull a multi-GB CUDA build), then this
-#   package in editable mode with its dev and docs extras.
+#   package in editable mode with its dev and docs extras; then the course site's MathJax and
+#   Mermaid are unpacked from their npm packages into docs/assets/vendor/ (scripts/site_assets.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -23,4 +24,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install -q -e ".[dev,docs]" >&2
     touch "$stamp"
 fi
+# The course site's MathJax and Mermaid, from their npm packages, so the site renders offline.
+bash scripts/site_assets.sh >&2 || echo "setup.sh: the site's assets are not installed (see above): mkdocs cannot build the site; the labs are unaffected" >&2
 echo "$root/.venv/bin/python"
