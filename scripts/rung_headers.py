@@ -5,8 +5,9 @@ Usage: python3 scripts/rung_headers.py [--check]
 Each CUDA rung (src/phase24/kernels/*.cu) states the GB/s its registry entry reached in the last
 benchmark of the whole CUDA ladder (results/h200/softmax-e437d3f.json); each Triton rung
 (src/phase24/softmax/triton_ladder/v*.py) its figures in results/h200/softmax.json, on the rows it
-is built for, and results/h200/triton_ladder.md tabulates them for the docs. This script is the
-only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
+is built for, and results/h200/triton_ladder.md tabulates them for the docs. The Spanish pages'
+twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) are
+written here too, from the same JSON. This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
 from the committed JSON.
 """
 
@@ -103,6 +104,66 @@ def ladder_table(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---- the Spanish pages' tables: the same figures, localised (µs, decimal comma, Spanish headers)
+
+ADDS_ES = {
+    "triton-naive": "un programa por fila",
+    "triton-v1": "varias filas cortas por programa",
+    "triton-v2": "una fila larga repartida entre muchos programas, dos lanzamientos",
+    "triton-v3": "un lanzamiento, una lectura, los programas se esperan",
+    "triton-v4": "los trozos de v3 en un anillo de memoria compartida (Gluon)",
+    "triton-v5": "la fila entera en memoria compartida (Gluon)",
+    "triton": "el peldaño que la tabla afinada indica para cada forma",
+}
+
+
+def ladder_table_es(data: dict) -> str:
+    """ladder_table for the Spanish pages (results/h200/triton_ladder.es.md)."""
+    from phase24.harness.bench import NBSP, es_number
+
+    def span(lo: float, hi: float) -> str:
+        return f"{es_number(lo, 1)}–{es_number(hi, 1)}"
+
+    def few(us: list) -> str:
+        return " / ".join("-" if u is None else es_number(u, 1) for u in us)
+
+    lines = ["| peldaño | añade | filas de las formas grandes | float32, % de la copia | "
+             "bfloat16, % de la copia | pocas filas, float32, µs | pocas filas, bfloat16, µs |",
+             "|---|---|---|---|---|---|---|"]
+    for impl, (_, (lo, hi), _) in TRITON_RUNGS.items():
+        f = triton_figures(data, impl)
+        lines.append(f"| `{impl}` | {ADDS_ES[impl]} | N = {lo}–{hi} | {span(*f['fp32'][:2])} | "
+                     f"{span(*f['bf16'][:2])} | {few(f['fp32'][2])} | {few(f['bf16'][2])} |")
+    shapes = ", ".join(f"{m}{NBSP}×{NBSP}{n}" for m, n in FEW)
+    lines.append(f"\nPocas filas: {shapes}. Commit {data['commit']}, {data['gpu']}, copia "
+                 f"{data['copy_gbps']:.0f}{NBSP}GB/s (results/h200/{TRITON_RUN.name}).")
+    return "\n".join(lines) + "\n"
+
+
+def minigpt_table_es(d: dict) -> str:
+    """`python -m phase24 results --minigpt` (results/h200/minigpt_speed.md) in Spanish."""
+    from phase24.harness.bench import NBSP
+
+    c = d["config"]
+    lines = ["| motor | tokens/s |", "|---|---|"]
+    lines += [f"| {k} | {v:,.0f} |".replace(",", NBSP) for k, v in d["tokens_per_s"].items()]
+    lines.append(f"\n{c['n_layer']} capas, anchura {c['n_embd']}, {c['n_head']} cabezas, contexto "
+                 f"{c['block_size']}, lote {d['batch_size']}, {d['dtype']}; {d['gpu']}, "
+                 f"{d['cpu_count']} núcleos de CPU, torch {d['torch']} "
+                 f"(results/h200/minigpt_speed.json).")
+    return "\n".join(lines) + "\n"
+
+
+def spanish_tables(triton: dict) -> dict:
+    """{file: text} of the Spanish tables made from the committed runs."""
+    from phase24.harness.bench import markdown_table_es
+
+    minigpt = json.loads((RESULTS / "minigpt_speed.json").read_text())
+    return {RESULTS / "triton_ladder.es.md": ladder_table_es(triton),
+            RESULTS / "softmax_table.es.md": markdown_table_es(triton) + "\n",
+            RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
+
+
 def rewrite(text: str, lines: list[str], mark: str) -> str:
     src = text.splitlines()
     prefix = mark.split(" ")[0] + " "
@@ -148,6 +209,11 @@ def main(argv: list[str]) -> int:
         stale.append(table.name)
         if not check:
             table.write_text(ladder_table(triton))
+    for table, text in spanish_tables(triton).items():
+        if not table.exists() or table.read_text() != text:
+            stale.append(table.name)
+            if not check:
+                table.write_text(text)
     if check and stale:
         print("rung headers differ from the results: " + ", ".join(stale)
               + " (python3 scripts/rung_headers.py rewrites them)")

@@ -198,3 +198,26 @@ def test_built_site_is_offline_and_has_its_figures(hook, tmp_path):
         assert "assets/vendor/mathjax/tex-svg-full.js" in p.read_text(encoding="utf-8"), p
     for png in (ROOT / "results" / "h200").glob("*.png"):
         assert (site / "assets" / "results" / "h200" / png.name).read_bytes() == png.read_bytes()
+
+
+def test_each_language_includes_its_own_generated_tables():
+    """A Spanish page includes the Spanish tables (µs, decimal comma, Spanish headers), an English
+    page the English ones; scripts/rung_headers.py writes both from the same JSON."""
+    docs = ROOT / "docs"
+    include = re.compile(r'^--8<-- "(results/[^"]+\.md)"', re.M)
+    wrong = []
+    for page in sorted(docs.rglob("*.md")):
+        spanish = page.name.endswith(".es.md")
+        for path in include.findall(page.read_text(encoding="utf-8")):
+            if path.endswith(".es.md") != spanish:
+                wrong.append(f"{page.relative_to(docs)} includes {path}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_spanish_tables_are_localised():
+    results = ROOT / "results" / "h200"
+    for name in ("softmax_table.es.md", "triton_ladder.es.md"):
+        text = (results / name).read_text(encoding="utf-8")
+        assert " us" not in text and "µs" in text, name
+        assert not re.search(r"\d\.\d", text.split("(results/")[0]), f"{name}: a decimal point"
+        assert "copy" not in text, f"{name}: an English header"

@@ -278,3 +278,34 @@ def markdown_table(result: dict, impls=("torch", "cuda", "triton")) -> str:
             lines.append(f"| {dt} | {m}x{n} | " + " | ".join(cells) +
                          f" | {cuda['speedup_vs_torch']:.2f}x |")
     return "\n".join(lines)
+
+
+# ---- Spanish tables, for the Spanish pages of the course site ----------------------------------
+
+NBSP = "\u00a0"
+
+
+def es_number(x: float, decimals: int) -> str:
+    """A number as a Spanish text writes it: decimal comma, digits not grouped (4242; 506,3)."""
+    return f"{x:.{decimals}f}".replace(".", ",")
+
+
+def markdown_table_es(result: dict, impls=("torch", "cuda", "triton")) -> str:
+    """markdown_table in Spanish (results/h200/softmax_table.es.md): the same rows and figures,
+    with Spanish headers, µs, decimal commas and a space before %, as Spanish writes them. Shapes
+    keep their digits ungrouped, as they are typed on the command line."""
+    recs = {(r["impl"], r["dtype"], r["M"], r["N"]): r for r in result["records"]}
+    head = "| tipo de dato | M × N | " + " | ".join(impls) + " | cuda frente a torch |"
+    lines = [head, "|" + "---|" * (len(impls) + 3)]
+    for dt in dict.fromkeys(r["dtype"] for r in result["records"]):
+        for m, n in dict.fromkeys((r["M"], r["N"]) for r in result["records"] if r["dtype"] == dt):
+            cells = []
+            for i in impls:
+                r = recs.get((i, dt, m, n))
+                cells.append("rechazada" if r is None else
+                             f"{es_number(r['us'], 1)}{NBSP}µs, {r['gbps']:.0f}{NBSP}GB/s "
+                             f"({r['pct_copy']:.0f}{NBSP}%)")
+            cuda = recs.get(("cuda", dt, m, n))
+            lines.append(f"| {dt} | {m}{NBSP}×{NBSP}{n} | " + " | ".join(cells) +
+                         f" | {es_number(cuda['speedup_vs_torch'], 2)}× |")
+    return "\n".join(lines)
