@@ -206,6 +206,7 @@ class ExactOps:
         self.ns = ns
 
     # -- reductions ---------------------------------------------------------------------
+    # --8<-- [start:sum]
     def sum(self, x, axis: int = -1, keepdims: bool = False):
         ndim = x.ndim
         axis = axis % ndim
@@ -218,6 +219,7 @@ class ExactOps:
                 y[first] = y[first] + x[_axis_slice(ndim, axis, 2 * h, 2 * h + 1)]
             x, n = y, h
         return x if keepdims else x.reshape(x.shape[:axis] + x.shape[axis + 1:])
+    # --8<-- [end:sum]
 
     def mean(self, x, axis: int = -1, keepdims: bool = False):
         return self.sum(x, axis, keepdims) / x.shape[axis]

@@ -180,6 +180,7 @@ def softmax_last(ops, z, mask=None):
     return e / ops.sum(e, axis=-1, keepdims=True)
 
 
+# --8<-- [start:attention]
 def attention(ops, x, p, pre, cfg):
     ns = ops.ns
     B, T, C = x.shape
@@ -195,6 +196,7 @@ def attention(ops, x, p, pre, cfg):
     y = ns.permute(y, 0, 2, 1, 3).reshape(B, T, C)
     out, c_proj = linear(ops, y, p[pre + ".c_proj.weight"], p.get(pre + ".c_proj.bias"))
     return out, (c_qkv, q, k, v, pr, scale, c_proj)
+# --8<-- [end:attention]
 
 
 def _torch_mask(ns, T, like):
@@ -248,6 +250,7 @@ def forward(params, idx, cfg: GPTConfig, targets=None, ops=LIB, gelu_c: float = 
     caches = []
     for i in range(cfg.n_layer):
         h = f"transformer.h.{i}"
+        # --8<-- [start:block]
         a, c1 = layernorm(ops, x, p[h + ".ln_1.weight"], p.get(h + ".ln_1.bias"), cfg.ln_eps)
         a, c2 = attention(ops, a, p, h + ".attn", cfg)
         x = x + a
@@ -256,6 +259,7 @@ def forward(params, idx, cfg: GPTConfig, targets=None, ops=LIB, gelu_c: float = 
         m, c5 = gelu(ops, m, gelu_c)
         m, c6 = linear(ops, m, p[h + ".mlp.c_proj.weight"], p.get(h + ".mlp.c_proj.bias"))
         x = x + m
+        # --8<-- [end:block]
         caches.append((c1, c2, c3, c4, c5, c6))
     xf, cf = layernorm(ops, x, p["transformer.ln_f.weight"], p.get("transformer.ln_f.bias"), cfg.ln_eps)
     logits, ch = linear(ops, xf, p["lm_head.weight"], None)

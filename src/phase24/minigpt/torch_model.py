@@ -18,6 +18,7 @@ from .config import GELU_C, GPTConfig, TrainConfig, decays
 from .numpy_model import init_params
 
 
+# --8<-- [start:attention]
 class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
@@ -32,6 +33,7 @@ class CausalSelfAttention(nn.Module):
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.c_proj(y)
+# --8<-- [end:attention]
 
 
 class MLP(nn.Module):
@@ -51,6 +53,7 @@ class MLP(nn.Module):
         return self.c_proj(self.gelu(self.c_fc(x)))
 
 
+# --8<-- [start:block]
 class Block(nn.Module):
     def __init__(self, cfg: GPTConfig, gelu_c: float = GELU_C):
         super().__init__()
@@ -63,6 +66,7 @@ class Block(nn.Module):
         x = x + self.attn(self.ln_1(x))  # pre-LayerNorm residual blocks
         x = x + self.mlp(self.ln_2(x))
         return x
+# --8<-- [end:block]
 
 
 class GPT(nn.Module):
