@@ -230,6 +230,10 @@ def test_exchange_words_one_buffer_per_stream():
     with torch.cuda.stream(side):
         b = common.exchange_words(dev, 10)
     assert b is not a                                # another stream, another buffer
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):                        # a graph: each call a fresh one
+        c, d = common.exchange_words(dev, 10), common.exchange_words(dev, 10)
+    assert c is not d and not any(c is kept for kept in common._WORDS.values())
 
 
 # ------------------------------------------------------------------- compiled for each GPU ----

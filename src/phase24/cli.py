@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
-import random
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-console = Console(width=None if sys.stdout.isatty() else 200)
+console = Console(width=None if sys.stdout.isatty() else 100)
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
 
@@ -46,126 +45,82 @@ def cmd_hello(args) -> int:
 
 
 def cmd_build(args) -> int:
-    """Compile every kernel for the chosen architectures and print ptxas's resource report."""
-    from phase24.bridge.nvcc import KERNELS_DIR, compile_cu
+    """Compile every kernel for the chosen architectures and print ptxas's resource report, a
+    row as each file is compiled (a cold build takes minutes; a cached one, a second)."""
+    from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu
+    from phase24.harness.layout import Columns, out
     from phase24.softmax.cuda_impls import HOPPER_ONLY
 
-    table = Table(title="ptxas resource report (registers, shared memory, spills)")
-    for col in ("file", "arch", "kernels", "registers (min-max)", "smem B (max)", "spill B"):
-        table.add_column(col)
+    sources = sorted(KERNELS_DIR.glob("*.cu"))
+    out("ptxas's resource report: registers per thread (min-max over a file's kernels), static "
+        "shared\nmemory (max), bytes spilled to local memory or stack (must be 0)")
+    cols = Columns(["file", "arch", "kernels", "registers", "smem B", "spill B", "time"],
+                   [max(len(s.name) for s in sources), 6, 7, 9, 6, 7, 8],
+                   right={"kernels", "registers", "smem B", "spill B", "time"})
+    cols.header()
     bad = 0
-    for src in sorted(KERNELS_DIR.glob("*.cu")):
+    for src in sources:
         for arch in args.arch:
             if src.name in HOPPER_ONLY and not arch.startswith("sm_90"):
-                table.add_row(src.name, arch, "-", "Hopper-only by design", "", "")
+                cols.row([src.name, arch, "-", "Hopper-only by design", "", "", ""])
                 continue
-            b = compile_cu(src, arch)
-            ks = b.kernels.values()
+            t0 = time.monotonic()
+            try:
+                ks = compile_cu(src, arch).kernels.values()
+            except NvccError as err:
+                out(f"FAIL: {err}")
+                return 1
             regs = [k.registers for k in ks]
             spills = sum(k.spills + k.stack_bytes for k in ks)
             bad += spills > 0
-            table.add_row(src.name, arch, str(len(regs)), f"{min(regs)}-{max(regs)}",
-                          str(max(k.shared_bytes for k in ks)),
-                          f"[red]{spills}[/]" if spills else "0")
-    console.print(table)
+            cols.row([src.name, arch, str(len(regs)), f"{min(regs)}-{max(regs)}",
+                      str(max(k.shared_bytes for k in ks)), str(spills),
+                      f"{time.monotonic() - t0:.1f} s"], "FAIL: spills" if spills else "")
     return 1 if bad else 0
 
 
 # ---- check ---------------------------------------------------------------------------------------
 
-def _impls(names: list[str] | None, file: str | None):
-    from phase24.softmax import IMPLEMENTATIONS
-
-    if file:
-        path = Path(file)
-        if not path.exists():
-            raise SystemExit(f"no such file: {file}")
-        if path.suffix == ".py":
-            from phase24.softmax.learner_triton import load_learner_softmax as load_py
-
-            return {f"file:{path.name}": load_py(path)}, None
-        if path.suffix == ".cu":
-            from phase24.softmax.learner_cuda import load_learner_softmax
-
-            fn, dtypes = load_learner_softmax(path)
-            return {f"file:{path.name}": fn}, dtypes
-        raise SystemExit(f"{file}: expected a .cu or a .py file")
-    names = names or list(IMPLEMENTATIONS)
-    unknown = [n for n in names if n not in IMPLEMENTATIONS]
-    if unknown:
-        raise SystemExit(f"unknown implementation(s) {unknown}; choose from {list(IMPLEMENTATIONS)}")
-    return {n: IMPLEMENTATIONS[n] for n in names}, None
-
-
-def _compile_only(file: str) -> int:
-    from phase24.bridge.nvcc import compile_cu
-
-    for arch in ("sm_80", "sm_89", "sm_90a"):
-        b = compile_cu(file, arch)
-        for k in b.kernels.values():
-            console.print(f"{arch} {k.name}: {k.registers} registers, {k.shared_bytes} B shared, "
-                          f"{k.spills} B spilled")
-    console.print("[yellow]Compiled. Running it needs an NVIDIA GPU: skipped here.[/]")
-    return 0
-
-
 def cmd_check(args) -> int:
-    from phase24.harness.cases import DTYPES
-    from phase24.harness.check import run_checks, tolerance_table
-    from phase24.softmax.triton_ladder import INTERPRETED
+    from phase24.harness.grade import check
 
-    gpu = _gpu()
-    if args.file and args.file.endswith(".cu") and not gpu:
-        return _compile_only(args.file)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-    impls, file_dtypes = _impls(args.impl, args.file)
-    if not gpu:
-        runnable = {n: f for n, f in impls.items() if n == "torch" or (
-            (n.startswith("triton") or n.endswith(".py")) and INTERPRETED)}
-        skipped = sorted(set(impls) - set(runnable))
-        if skipped:
-            console.print(f"[yellow]No GPU: skipping {', '.join(skipped)}[/]")
-        impls = runnable
-        if any(n.startswith("triton") or n.endswith(".py") for n in impls):
-            console.print("Triton kernels run in the interpreter on the CPU (TRITON_INTERPRET=1).")
-    dtypes = [DTYPES[d] for d in args.dtype]
-    if file_dtypes:
-        dtypes = [d for d in dtypes if d in file_dtypes]
-    console.print(f"seed {seed} (replay with --seed {seed}); tolerances: {tolerance_table()}")
-    table = Table(title="softmax against the float64 reference")
-    for col in ("impl", "dtype", "case", "rel L2", "err/tol", "row sum err", "verdict"):
-        table.add_column(col)
-    failures = []
-
-    def show(v):
-        table.add_row(v.impl, v.dtype, v.case, f"{v.rel_l2:.1e}", f"{v.worst:.2f}",
-                      f"{v.row_sum_err:.1e}", "[green]ok[/]" if v.ok else f"[red]FAIL[/] {v.why}")
-        if not v.ok:
-            failures.append(v)
-
-    run_checks(impls, dtypes, "cuda" if gpu else "cpu", seed, big=args.big, on_result=show)
-    console.print(table)
-    total = len(table.rows)
-    console.print(f"{total - len(failures)} passed, {len(failures)} failed (seed {seed})")
-    return 1 if failures or total == 0 else 0
+    return check(args)
 
 
 # ---- bench and recorded results -------------------------------------------------------------------
+
+def _shapes(args):
+    from phase24.harness import bench
+
+    try:
+        return bench.parse_shapes(args.shapes) if args.shapes else None
+    except ValueError as err:
+        raise SystemExit(f"--shapes: {err}") from None
+
 
 def cmd_bench(args) -> int:
     from rich.progress import Progress
 
     from phase24.harness import bench
+    from phase24.harness.report import print_results, show_recorded
+    from phase24.softmax import IMPLEMENTATIONS
 
+    unknown = [n for n in args.impl or [] if n not in IMPLEMENTATIONS]
+    if unknown:
+        raise SystemExit(f"unknown implementation(s) {', '.join(unknown)}; choose from "
+                         f"{', '.join(IMPLEMENTATIONS)}")
+    shapes = _shapes(args)
     if not _gpu():
-        console.print("[yellow]No GPU: nothing to time here. The last recorded results:[/]")
-        return cmd_results(args)
-    impls, _ = _impls(args.impl, None)
-    shapes = bench.parse_shapes(args.shapes) if args.shapes else bench.standard_shapes()
+        console.print("[yellow]No GPU here: nothing is timed. The recorded figures for what you "
+                      "asked:[/]")
+        return show_recorded(args.impl or list(IMPLEMENTATIONS), args.dtype, shapes)
+    impls = {n: IMPLEMENTATIONS[n] for n in args.impl or IMPLEMENTATIONS}
     with Progress(console=console, transient=True) as progress:
-        result = bench.run_bench(impls, args.dtype, shapes, progress)
+        result = bench.run_bench(impls, args.dtype, shapes or bench.standard_shapes(), progress)
     folder = Path(args.out) if args.out else RESULTS / bench.gpu_slug(result["gpu"])
-    path, png = bench.save(result, folder)
+    from phase24.harness import plot
+
+    path, png = plot.save(result, folder)
     print_results(result)
     for r in result["records"]:
         if r.get("plan"):
@@ -174,27 +129,6 @@ def cmd_bench(args) -> int:
     for f in result["failures"]:
         console.print(f"[red]wrong output: {f}[/]")
     return 1 if result["failures"] else 0
-
-
-def print_results(result: dict, impls: list[str] | None = None) -> None:
-    recs = result["records"]
-    impls = impls or list(dict.fromkeys(r["impl"] for r in recs))
-    table = Table(title=f"softmax on {result['gpu']}: GB/s (% of copy {result['copy_gbps']:.0f} "
-                        f"GB/s), speedup over torch; commit {result['commit'][:10]}")
-    table.add_column("dtype")
-    table.add_column("M x N")
-    for i in impls:
-        table.add_column(i, justify="right")
-    for dt in dict.fromkeys(r["dtype"] for r in recs):
-        for m, n in dict.fromkeys((r["M"], r["N"]) for r in recs if r["dtype"] == dt):
-            row = [dt, f"{m}x{n}"]
-            for i in impls:
-                r = next((r for r in recs if (r["impl"], r["dtype"], r["M"], r["N"]) ==
-                          (i, dt, m, n)), None)
-                row.append("" if r is None else
-                           f"{r['gbps']:.0f} ({r['pct_copy']:.0f}%) {r['speedup_vs_torch']:.2f}x")
-            table.add_row(*row)
-    console.print(table)
 
 
 def cmd_results(args) -> int:
@@ -211,21 +145,19 @@ def cmd_results(args) -> int:
                   f"{c['block_size']}, batch {d['batch_size']}, {d['dtype']}; {d['gpu']}, "
                   f"{d['cpu_count']} CPU cores, torch {d['torch']} ({f.relative_to(REPO)}).")
         return 0
-    files = sorted(RESULTS.glob("*/softmax.json"))
-    if not files:
-        console.print("no recorded results under results/")
-        return 0
-    for f in files:
-        result = json.loads(f.read_text())
-        if getattr(args, "markdown", False):
-            from phase24.harness.bench import markdown_table
+    if getattr(args, "markdown", False):
+        from phase24.harness.bench import markdown_table
+        from phase24.harness.report import recorded
 
+        for _, result in recorded():
             print(markdown_table(result))
-            continue
-        print_results(result, ["torch", "cuda", "triton"] if not getattr(args, "all", False)
-                      else None)
-        console.print(f"(recorded {result['date']} on {result['gpu']}; {f.relative_to(REPO)})")
-    return 0
+        return 0
+    from phase24.harness.report import show_recorded
+
+    from phase24.softmax import IMPLEMENTATIONS
+
+    return show_recorded(list(IMPLEMENTATIONS) if getattr(args, "all", False)
+                         else ["torch", "cuda", "triton"])
 
 
 # ---- profile --------------------------------------------------------------------------------------
@@ -257,55 +189,62 @@ def cmd_profile(args) -> int:
 
 # ---- the main job ---------------------------------------------------------------------------------
 
-def cmd_run(args) -> int:
-    """Everything this machine can do: on a GPU the checks and the benchmark; without one,
-    the toolchain report, the kernel builds, the Triton checks in the interpreter, a short
-    MiniGPT run and the last recorded H200 results."""
-    from phase24.harness.bench import BENCH_DTYPES
-
-    ns = argparse.Namespace
-    steps = [("doctor", cmd_doctor, ns(no_ncu=True))]
-    if _gpu():
-        steps += [("hello (lab 00)", cmd_hello, ns()),
-                  ("check softmax", cmd_check, ns(impl=None, file=None, seed=None, big=False,
-                                                  dtype=["float32", "float16", "bfloat16"])),
-                  ("bench softmax", cmd_bench, ns(impl=None, dtype=list(BENCH_DTYPES),
-                                                  shapes=None, out=None))]
+def _main_job_steps(gpu: bool) -> list[tuple[str, list[str]]]:
+    steps = [("doctor", ["doctor", "--no-ncu"])]
+    if gpu:
+        steps += [("hello (lab 00)", ["hello"]), ("check softmax", ["check", "softmax"]),
+                  ("bench softmax", ["bench", "softmax"])]
     else:
-        steps += [("build every kernel (sm_80, sm_89, sm_90a)", cmd_build,
-                   ns(arch=["sm_80", "sm_89", "sm_90a"]))]
-        console.print("[yellow]No GPU here: running what a CPU can; skipped: the CUDA checks, "
-                      "the benchmark and the profiles (recorded H200 results are shown).[/]")
-        steps += [("check softmax in the Triton interpreter", _check_interpreted, ns()),
-                  ("recorded H200 results", cmd_results, ns(all=False))]
-    steps += _minigpt_steps()
-    status = 0
-    for title, fn, a in steps:
-        console.rule(title)
-        rc = fn(a)
-        status |= rc
-        if rc:
-            console.print(f"[red]{title}: failed[/]")
-    return status
+        steps += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"]),
+                  ("check softmax (Triton's interpreter)", ["check", "softmax"]),
+                  ("recorded H200 results", ["results"])]
+    return steps + [("MiniGPT parity report (NumPy vs PyTorch, float64)", ["minigpt", "parity"])]
 
 
-def _check_interpreted(_args) -> int:
-    import subprocess
-
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    return subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--impl",
-                           "torch", "triton-naive", "triton-v1", "triton-v2", "triton-v3",
-                           "triton"], env=env).returncode
+def _duration(s: float) -> str:
+    return f"{s:.1f} s" if s < 60 else f"{int(s // 60)} min {int(s % 60):02d} s"
 
 
-def _minigpt_steps():
-    try:
-        from phase24.minigpt.cli import run as minigpt_run
-    except ImportError:
-        return []
-    ns = argparse.Namespace
-    return [("MiniGPT parity report (NumPy vs PyTorch, float64)", lambda a: minigpt_run(a),
-             ns(minigpt_command="parity"))]
+def cmd_run(args) -> int:
+    """Everything this machine can do, step by step, then a table of every step's verdict and
+    time: on a GPU lab 00, the checks and the benchmark; without one, the toolchain report, the
+    kernel builds, the Triton checks in the interpreter and the last recorded H200 results; on
+    both, the MiniGPT parity report."""
+    from phase24.harness.check import short_error
+    from phase24.harness.layout import Columns, out
+
+    gpu = _gpu()
+    skipped = "" if gpu else ("no GPU here: skipped lab 00's run, the CUDA checks, the benchmark "
+                              "and the profiles")
+    if skipped:
+        out(skipped[0].upper() + skipped[1:] + " (the recorded H200 results are shown).")
+    parser, done = build_parser(), []
+    for title, argv in _main_job_steps(gpu):
+        out(f"\n=== {title}: python -m phase24 {' '.join(argv)}")
+        t0 = time.monotonic()
+        try:
+            step = parser.parse_args(argv)
+            rc = step.fn(step) or 0
+            verdict = "passed" if rc == 0 else f"FAILED (exit {rc})"
+        except Exception as err:  # a step that crashes is its verdict; the others still run
+            verdict = f"FAILED: {short_error(err)}"
+        done.append((title, verdict, _duration(time.monotonic() - t0)))
+        out(f"=== {title}: {verdict}")
+    out(f"\n=== summary of the main job ({skipped or 'on ' + _gpu_name()})")
+    cols = Columns(["step", "verdict", "time"], [max(len(t) for t, _, _ in done), 7, 10],
+                   right={"time"})
+    cols.header()
+    for title, verdict, took in done:
+        cols.row([title, verdict, took])
+    failed = sum(v != "passed" for _, v, _ in done)
+    out(f"{len(done) - failed} of {len(done)} steps passed" + (f", {failed} failed" if failed else ""))
+    return 1 if failed else 0
+
+
+def _gpu_name() -> str:
+    import torch
+
+    return torch.cuda.get_device_name()
 
 
 # ---- parser ----------------------------------------------------------------------------------------
@@ -323,18 +262,26 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("hello", help="lab 00: vector add through the bridge (GPU)")
     s.set_defaults(fn=cmd_hello)
 
+    from phase24.bridge.nvcc import ARCHS
+
     s = sub.add_parser("build", help="compile every .cu and print ptxas's resource report")
-    s.add_argument("--arch", nargs="+", default=["sm_80", "sm_89", "sm_90a"])
+    s.add_argument("--arch", nargs="+", default=["sm_80", "sm_89", "sm_90a"], choices=ARCHS)
     s.set_defaults(fn=cmd_build)
 
     dts = ["float32", "float16", "bfloat16"]
-    s = sub.add_parser("check", help="check implementations against float64")
+    s = sub.add_parser("check", help="check implementations against float64",
+                       description="Every case runs in a worker process with a time limit: a "
+                       "crash or a hang is that case's verdict. Without a GPU, Triton kernels "
+                       "run in Triton's interpreter and CUDA C is compiled, not run.")
     s.add_argument("op", choices=["softmax"])
     s.add_argument("--impl", nargs="+", help="registry names (default: all)")
-    s.add_argument("--file", help="grade your own kernel: a .cu (lab ABI) or a Triton .py file")
+    s.add_argument("--file", help="grade your own kernel: a .cu (lab ABI) or a Triton .py file; "
+                   "it runs the file's code, with your rights")
     s.add_argument("--dtype", nargs="+", default=dts, choices=dts)
     s.add_argument("--seed", type=int, help="replay a run with this seed")
     s.add_argument("--big", action="store_true", help="add a case of more than 2^31 elements")
+    s.add_argument("--timeout", type=float, default=60, metavar="S",
+                   help="seconds a case may take before it fails as timed out (default 60)")
     s.set_defaults(fn=cmd_check)
 
     s = sub.add_parser("bench", help="time implementations against torch and the copy ceiling")
@@ -376,6 +323,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `... | head` ends quietly
     args = build_parser().parse_args(argv)
     return args.fn(args) or 0
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import os
 import platform
 import subprocess
@@ -249,17 +248,6 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
         "refused": refused,
         "records": [dataclasses.asdict(r) for r in records],
     }
-
-
-def save(result: dict, folder: Path, stem: str = "softmax") -> tuple[Path, Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{stem}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    from phase24.harness.plot import plot_bench
-
-    png = plot_bench(result, folder / f"{stem}.png")
-    return path, png
-
 
 
 def markdown_table(result: dict, impls=("torch", "cuda", "triton")) -> str:

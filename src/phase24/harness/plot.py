@@ -1,7 +1,9 @@
-"""Plots made from the benchmark's JSON (never from numbers typed by hand)."""
+"""The benchmark's files: its JSON, and the plots made from it (never from numbers typed by
+hand)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 STYLE = {"torch": ("black", "--"), "triton": ("tab:green", "-"), "cuda": ("tab:red", "-"),
@@ -42,3 +44,11 @@ def plot_bench(result: dict, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def save(result: dict, folder: Path, stem: str = "softmax") -> tuple[Path, Path]:
+    """Write ``result`` as folder/stem.json and its plot as folder/stem.png."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return path, plot_bench(result, folder / f"{stem}.png")
