@@ -3,7 +3,9 @@
 Each time is the median GPU time of many calls (CUDA events around each call, the L2 cache
 flushed before each, after warm-up; see `time_us`). A softmax moves 2 * M * N * element
 bytes at least (each input read once, each output written once); that over the time is its
-bandwidth, compared with a device-to-device copy measured in the same run.
+bandwidth, compared with a device-to-device copy measured in the same run. Each call is also
+timed with the host's launch included (`host_us`, as a caller of a short call sees it), and
+the installed peers (Liger-Kernel, QuACK) are timed beside torch.
 """
 
 from __future__ import annotations
@@ -58,6 +60,26 @@ class Record:
     pct_copy: float
     speedup_vs_torch: float | None
     plan: str | None = None  # the configuration it chose, where it can say (see plan_of)
+    host_us: float | None = None  # a call as a caller sees it, the host's launch included
+
+
+def available_peers() -> dict:
+    """Other libraries' softmax, timed beside ours when they are installed: Liger-Kernel
+    (Triton) and QuACK (CuTe DSL). {} when neither imports."""
+    peers = {}
+    try:
+        from liger_kernel.ops.softmax import LigerSoftmaxFunction
+
+        peers["liger"] = LigerSoftmaxFunction.apply
+    except Exception:
+        pass
+    try:
+        from quack.softmax import softmax_fwd
+
+        peers["quack"] = softmax_fwd
+    except Exception:
+        pass
+    return peers
 
 
 def plan_of(name: str, x: torch.Tensor) -> str | None:
@@ -77,8 +99,8 @@ def bytes_moved(m: int, n: int, dtype: torch.dtype) -> int:
 _flush: torch.Tensor | None = None
 
 
-def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100) -> float:
-    """Median GPU time of ``fn()`` in microseconds.
+def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100, host: bool = False) -> float:
+    """Median GPU time of ``fn()`` in microseconds (``host``: with the host's launch included).
 
     Before each timed call the L2 cache is flushed (256 MB written) and the GPU is kept busy
     for ~150 us (torch.cuda._sleep), so the CPU has queued the call before the start event
@@ -88,6 +110,11 @@ def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100) -> float:
     timed call also pays for writing back the dirty lines it evicts (L2 holds ~50 MB): small
     against a 1 GB shape, a large share of a 64 MB one. `run_bench` therefore also times a copy
     of each shape's bytes, the ceiling at that size under the same timing.
+
+    With ``host`` the GPU is not kept busy: the start event fires as soon as the flush ends,
+    so the time includes whatever of the host's work on the call the GPU waits for (its
+    argument checks, launch configuration, each launch), as triton.testing.do_bench measures
+    it and as a caller of a short call sees it.
     """
     global _flush
     if _flush is None:
@@ -108,7 +135,8 @@ def time_us(fn, warmup_ms: float = 25, rep_ms: float = 100) -> float:
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     for i in range(n):
         _flush.zero_()
-        torch.cuda._sleep(300_000)  # ~150 us of GPU cycles
+        if not host:
+            torch.cuda._sleep(300_000)  # ~150 us of GPU cycles
         starts[i].record()
         fn()
         ends[i].record()
@@ -188,9 +216,13 @@ def gpu_slug(name: str) -> str:
     return "-".join(words) or "gpu"
 
 
-def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], progress=None) -> dict:
+def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], progress=None,
+              peers: dict | None = None) -> dict:
+    """Time torch, ``impls`` and the installed peers (available_peers) on every shape."""
     from phase24.harness.cases import DTYPES
 
+    peers = available_peers() if peers is None else peers
+    impls = {**impls, **{k: v for k, v in peers.items() if k not in impls}}
     copy = copy_gbps()
     records: list[Record] = []
     same_size: list[dict] = []  # a copy of each shape's bytes: the ceiling at that size
@@ -217,7 +249,8 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
                     continue
                 why = verify(out, x)
                 us = time_us(lambda: fn(x))
-                why = why or verify(fn(x), x)  # and again after the timed loop
+                host_us = time_us(lambda: fn(x), host=True)
+                why = why or verify(fn(x), x)  # and again after the timed loops
                 if why:
                     failures.append(f"{name} {dtname} {m}x{n}: {why}")
                 if name == "torch":
@@ -226,14 +259,15 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
                 records.append(Record(name, dtname, m, n, round(us, 3), round(gbps, 1),
                                       round(100 * gbps / copy, 1),
                                       round(torch_us / us, 3) if torch_us else None,
-                                      plan_of(name, x)))
+                                      plan_of(name, x), round(host_us, 3)))
                 del out
                 if progress:
                     progress.advance(task)
             dst = torch.empty_like(x)
             us = time_us(lambda: dst.copy_(x))
+            host_us = time_us(lambda: dst.copy_(x), host=True)
             same_size.append({"dtype": dtname, "M": m, "N": n, "us": round(us, 3), "pct_copy": round(
-                100 * bytes_moved(m, n, dtype) / us / 1e3 / copy, 1)})
+                100 * bytes_moved(m, n, dtype) / us / 1e3 / copy, 1), "host_us": round(host_us, 3)})
             del x, dst
             torch.cuda.empty_cache()
     info = gpu_info()
@@ -243,7 +277,9 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
             timespec="seconds"),
         "timing": "median GPU time per call (CUDA events), L2 flushed and the GPU kept busy "
                   "before each call so Python launch overhead is excluded; warm-up 25 ms, "
-                  "10-1000 repetitions over ~100 ms (harness/bench.py time_us)",
+                  "10-1000 repetitions over ~100 ms (harness/bench.py time_us); host_us: the "
+                  "same without keeping the GPU busy, so the host's launch time is included",
+        "peers": sorted(peers),
         "copy_gbps": round(copy, 1), "copy_same_size": same_size, "failures": failures,
         "refused": refused,
         "records": [dataclasses.asdict(r) for r in records],
