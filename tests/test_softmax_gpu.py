@@ -5,9 +5,10 @@ import torch
 
 from phase24.harness.cases import big_case, plain, standard_cases, unaligned
 from phase24.harness.check import check_case
-from phase24.softmax import IMPLEMENTATIONS
+from phase24.softmax import IMPLEMENTATIONS, softmax_reference
 from phase24.softmax.args import check_input, run_rows
 from phase24.softmax import cuda_impls as ci
+from softmax_asserts import randn
 
 pytestmark = pytest.mark.gpu
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
@@ -94,6 +95,59 @@ def test_every_v8_configuration(config, dtype):
     _check_configuration("v8", 8, config, dtype,
                          (plain(2 * grid + 3, min(full, 4096)), plain(3, full), plain(2, full - 5),
                           unaligned(2, full // 2 + 1), plain(1, 1)))
+
+
+# float32 accuracy on long rows: the relative error against float64 (norm of the difference over
+# the norm of the reference, 2 rows) at most max(2e-7, torch's), and no larger on long rows than
+# on short ones. Rows of 1M to 64M values run v2 under `cuda` (longer than any rung holds on
+# chip); v0 and v1 also take rows of any length (v3 .. v10 hand them to v2).
+LONG_N = (1 << 20, 1 << 22, 1 << 24, 1 << 26)
+ANY_LENGTH = ("cuda", "cuda-naive", "cuda-v1", "cuda-v2")
+FLAT_FLOOR = 1e-7  # a few roundings: below it, errors count as equal (see _assert_flat)
+
+
+def _errors(name, rows) -> dict:
+    """{N: (name's relative error, torch's)} for each (N, float32 input) of `rows`."""
+    errs = {}
+    for n, x in rows:
+        ref = softmax_reference(x)
+        rel = lambda y: ((y.double() - ref).norm() / ref.norm()).item()  # noqa: E731
+        errs[n] = (rel(IMPLEMENTATIONS[name](x)), rel(torch.softmax(x, -1)))
+        del x, ref
+        torch.cuda.empty_cache()
+    return errs
+
+
+def _assert_flat(name, errs):
+    """Each error within max(2e-7, torch's); the largest at most 3x the smallest, errors below
+    FLAT_FLOOR counted as FLAT_FLOOR (the correctly rounded float32 result itself varies by 3x
+    from one of these lengths to the next, as a few large values carry most of the norm)."""
+    shown = {n: f"{e:.2g} (torch {t:.2g})" for n, (e, t) in errs.items()}
+    assert all(e <= max(2e-7, t) for e, t in errs.values()), (name, shown)
+    floored = [max(e, FLAT_FLOOR) for e, _ in errs.values()]
+    assert max(floored) <= 3 * min(floored), (name, shown)
+
+
+@pytest.mark.parametrize("name", ANY_LENGTH)
+def test_float32_error_does_not_grow_with_the_row(name):
+    _assert_flat(name, _errors(name, ((n, randn((2, n), torch.float32, n, device="cuda"))
+                                      for n in LONG_N)))
+
+
+@pytest.mark.parametrize("name", ("cuda", "cuda-v2"))
+def test_float32_rows_that_keep_rising(name):
+    # A linear position bias: every value a new maximum. An online softmax that rescales its sum
+    # at every new maximum rounds each time, N / 256 times in a thread of v2.
+    _assert_flat(name, _errors(name, ((n, torch.linspace(0, 20, n, device="cuda").repeat(2, 1))
+                                      for n in (1 << 20, 1 << 24))))
+
+
+@pytest.mark.parametrize("name", [f"cuda-{k}" for k in ci.SLOTS] + ["cuda"])
+def test_float32_error_at_the_longest_row_each_rung_holds(name):
+    kind = name.removeprefix("cuda-")
+    n = ci.reach(kind, torch.float32) if kind in ci.SLOTS else ci.reach("v10", torch.float32)
+    (e, t), = _errors(name, [(n, randn((2, n), torch.float32, n, device="cuda"))]).values()
+    assert e <= max(2e-7, t), (name, n, e, t)
 
 
 def test_vector_add_through_the_bridge():

@@ -88,6 +88,43 @@ __device__ __forceinline__ float warp_sum(float v, int width = 32) {
     return v;
 }
 
+// The max / the sum of one value per thread over a block of THREADS threads, in every thread:
+// shuffles within each warp, each warp posts its result, one barrier, then every warp reduces
+// the posts itself (no second barrier to broadcast a result). There is no barrier at the end:
+// block_max and block_sum post to arrays of their own, so calls that alternate between the two
+// (v2, v3) are safe; two calls of the same one need a __syncthreads() between them.
+template <int THREADS, bool MAX>
+__device__ __forceinline__ float block_reduce(float v) {
+    constexpr int WARPS = THREADS / 32;
+    __shared__ float post[WARPS];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = MAX ? warp_max(v) : warp_sum(v);
+    if (lane == 0) post[warp] = v;
+    __syncthreads();
+    v = lane < WARPS ? post[lane] : MAX ? -CUDART_INF_F : 0.f;
+    return MAX ? warp_max(v) : warp_sum(v);
+}
+template <int THREADS> __device__ __forceinline__ float block_max(float v) { return block_reduce<THREADS, true>(v); }
+template <int THREADS> __device__ __forceinline__ float block_sum(float v) { return block_reduce<THREADS, false>(v); }
+
+// --8<-- [start:compensated]
+// A float sum that also keeps what each addition rounds away (Neumaier's form of Kahan's
+// compensated sum): s + c stays within a few roundings of the exact sum however many terms are
+// added. A plain running sum of n terms drifts by up to n roundings, and mostly downwards once
+// the terms are small next to the sum, so its error grows with n. For the rungs whose threads
+// add many terms in order: v0 (N terms), v1 and v2 (N / 256).
+struct CompensatedSum {
+    float s = 0.f, c = 0.f;
+    __device__ __forceinline__ void add(float v) {
+        const float t = s + v;
+        c += fabsf(s) >= fabsf(v) ? (s - t) + v : (v - t) + s;  // exactly what t lost
+        s = t;
+    }
+    __device__ __forceinline__ void scale(float w) { s *= w, c *= w; }
+    __device__ __forceinline__ float value() const { return s + c; }
+};
+// --8<-- [end:compensated]
+
 // A partial softmax over part of a row: its maximum m and s = sum(exp(x - m)).
 // Two partials merge into the partial of their union; -inf parts (nothing seen yet, or
 // all -inf) contribute nothing, so a row of -inf ends with m = -inf, s = 0 and gives NaN,

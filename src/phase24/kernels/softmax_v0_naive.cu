@@ -5,7 +5,8 @@
 // transaction, and each row is read three times. Prediction: a few percent of the copy
 // bandwidth on long rows, and better on short rows, where rows of a warp share cache lines.
 // One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
-// H200): the sum is compensated (Kahan). The later versions sum in a tree and need no fix.
+// H200): the sum is compensated (CompensatedSum in softmax_common.cuh). Later rungs add in a
+// tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, use it too.
 #include "softmax_common.cuh"
 // Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-315 GB/s (median 157); bf16 11-168 GB/s (median 97).
@@ -21,13 +22,9 @@ __device__ void naive_softmax(const T* x, T* y, long long M, int N, long long x_
     float m = -CUDART_INF_F;  // pass 1: the row's maximum, so exp never overflows
     for (int j = 0; j < N; ++j) m = fmaxf(m, to_float(xr[j]));
 
-    float s = 0.f, c = 0.f;  // pass 2: the sum of exponentials, compensated (Kahan): c keeps
-    for (int j = 0; j < N; ++j) {  // the low bits each addition to a large s would drop
-        float term = expf(to_float(xr[j]) - m) - c;
-        float t = s + term;
-        c = (t - s) - term;
-        s = t;
-    }
+    CompensatedSum sum;  // pass 2: the sum of exponentials, with what each addition rounds away
+    for (int j = 0; j < N; ++j) sum.add(expf(to_float(xr[j]) - m));
+    const float s = sum.value();
 
     for (int j = 0; j < N; ++j) yr[j] = from_float<T>(expf(to_float(xr[j]) - m) / s);  // pass 3
 }

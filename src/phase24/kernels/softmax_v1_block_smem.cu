@@ -2,9 +2,10 @@
 //
 // Changed from v0: the threads of a block share a row, so a warp reads 32 consecutive
 // elements at once (coalesced), and the max and the sum are tree reductions in shared
-// memory. The row is still read three times. Prediction: close to a third of the copy
-// bandwidth on long rows, where the second and third reads miss L2; short rows waste most
-// of the 256 threads.
+// memory. The row is still read three times. Each thread still adds N / 256 exponentials in
+// order before the tree, so that sum stays compensated as in v0 (else its error grows with N).
+// Prediction: close to a third of the copy bandwidth on long rows, where the second and third
+// reads miss L2; short rows waste most of the 256 threads.
 #include "softmax_common.cuh"
 // Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 477-3456 GB/s (median 1769); bf16 239-2076 GB/s (median 1182).
@@ -39,9 +40,9 @@ __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long lo
         for (int j = threadIdx.x; j < N; j += V1_THREADS) m = fmaxf(m, to_float(xr[j]));
         m = block_reduce_smem<true>(m, buf);
 
-        float s = 0.f;
-        for (int j = threadIdx.x; j < N; j += V1_THREADS) s += expf(to_float(xr[j]) - m);
-        s = block_reduce_smem<false>(s, buf);
+        CompensatedSum part;  // a thread adds N / 256 terms in order: compensated, as in v0
+        for (int j = threadIdx.x; j < N; j += V1_THREADS) part.add(expf(to_float(xr[j]) - m));
+        const float s = block_reduce_smem<false>(part.value(), buf);
 
         for (int j = threadIdx.x; j < N; j += V1_THREADS)
             yr[j] = from_float<T>(expf(to_float(xr[j]) - m) / s);

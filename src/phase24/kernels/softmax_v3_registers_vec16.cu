@@ -14,30 +14,6 @@
 
 constexpr int V3_THREADS = 256;
 
-__device__ float block_max(float v) {
-    __shared__ float part[V3_THREADS / 32];
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_max(v);
-    if (lane == 0) part[warp] = v;
-    __syncthreads();
-    v = lane < V3_THREADS / 32 ? part[lane] : -CUDART_INF_F;
-    v = warp_max(v);  // every warp reduces the 8 partials itself: no second barrier
-    __syncthreads();
-    return v;
-}
-
-__device__ float block_sum(float v) {
-    __shared__ float part[V3_THREADS / 32];
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_sum(v);
-    if (lane == 0) part[warp] = v;
-    __syncthreads();
-    v = lane < V3_THREADS / 32 ? part[lane] : 0.f;
-    v = warp_sum(v);
-    __syncthreads();
-    return v;
-}
-
 // --8<-- [start:kernel]
 template <typename T, int K>
 __device__ void registers_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
@@ -51,7 +27,7 @@ __device__ void registers_softmax(const T* x, T* y, long long M, int N, long lon
         for (int k = 0; k < K; ++k)
 #pragma unroll
             for (int i = 0; i < V; ++i) m = fmaxf(m, v[k][i]);
-        m = block_max(m);
+        m = block_max<V3_THREADS>(m);
         float s = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k)
@@ -60,7 +36,7 @@ __device__ void registers_softmax(const T* x, T* y, long long M, int N, long lon
                 v[k][i] = exp2f((v[k][i] - m) * LOG2E);
                 s += v[k][i];
             }
-        float inv = 1.f / block_sum(s);
+        float inv = 1.f / block_sum<V3_THREADS>(s);
 #pragma unroll
         for (int k = 0; k < K; ++k)
 #pragma unroll
