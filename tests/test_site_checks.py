@@ -221,3 +221,77 @@ def test_spanish_tables_are_localised():
         assert " us" not in text and "µs" in text, name
         assert not re.search(r"\d\.\d", text.split("(results/")[0]), f"{name}: a decimal point"
         assert "copy" not in text, f"{name}: an English header"
+
+
+# ----------------------------------------------------------------------------------------------
+# (d) the two routes and the glossary
+
+ROUTES = ROOT / "docs" / "phase-24-cuda-triton" / "routes"
+RUN_TESTED = [ROOT / "README.md", ROOT / "docs" / "index.md"] + sorted(
+    p for folder in ("lab", "solutions") for p in (ROOT / "docs" / "phase-24-cuda-triton" / folder).glob("*.md")
+    if not p.name.endswith(".es.md"))  # the pages whose commands tests/test_lab_commands.py runs
+
+
+def _bash_commands(text: str) -> list[str]:
+    out, in_bash = [], False
+    for line in text.splitlines():
+        fence = re.match(r"^\s*```(\w*)", line)
+        if fence:
+            in_bash = not in_bash and fence[1] == "bash"
+            continue
+        if in_bash and line.strip():
+            # the command itself: comment and leading VAR=value words (an environment) removed
+            words = line.split("#", 1)[0].split()
+            while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+                words.pop(0)
+            out.append(" ".join(words))
+    return out
+
+
+def test_route_commands_are_run_where_the_lab_tests_them():
+    """Each lab command on a route page is one that the lab-commands test runs from a lab, the
+    solutions, the README or the home page, so a route cannot show a command nobody runs."""
+    tested = {c for page in RUN_TESTED for c in _bash_commands(page.read_text(encoding="utf-8"))}
+    shown = [(page.name, c) for page in sorted(ROUTES.glob("*.md")) if not page.name.endswith(".es.md")
+             for c in _bash_commands(page.read_text(encoding="utf-8"))
+             if c.startswith(("python -m phase24", "nvcc"))]
+    assert len(shown) >= 15
+    untested = [f"{page}: {c}" for page, c in shown if c not in tested]
+    assert not untested, "route commands no lab page shows:\n" + "\n".join(untested)
+
+
+def test_gpu_route_names_real_steps():
+    script = (ROOT / "scripts" / "gpu-session.sh").read_text(encoding="utf-8")
+    steps = set(re.findall(r"^\s{4}([a-z-]+)\)", script, re.M))
+    text = (ROUTES / "hopper-30-minutes.md").read_text(encoding="utf-8")
+    for c in _bash_commands(text):
+        if c.startswith("bash scripts/gpu-session.sh"):
+            asked = c.split()[3:]
+            assert asked and set(asked) <= steps, (asked, sorted(steps))
+
+
+# Spanish forms the glossary rejects, with the form its pages use instead.
+REJECTED = {
+    r"\blibrer[ií]as?\b": "biblioteca",
+    r"\brejillas?\b": "*grid*",
+    r"\bformas?\s+masivas?\b": "formas grandes",
+    r"\ben\s+bruto\b": "sin convertir",
+    r"\bregistrador\b": "(autograd anota cada operación)",
+    r"\bque\s+muerden\b": "tolerancias estrictas",
+}
+
+
+def test_spanish_pages_use_the_glossary_terms():
+    docs = ROOT / "docs"
+    found = []
+    for page in sorted(docs.rglob("*.es.md")):
+        text = page.read_text(encoding="utf-8")
+        if page.name == "glossary.es.md":
+            text = re.sub(r"\*librería\*", "", text)  # the glossary names the word it rejects
+        for pattern, instead in REJECTED.items():
+            for m in re.finditer(pattern, text, re.I):
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f"{page.relative_to(docs)}:{line}: {m[0]!r} (the glossary says: {instead})")
+    assert not found, "\n".join(found)
+    nav = _mkdocs_yml()
+    assert "phase-24-cuda-triton/glossary.md" in nav and "Glossary: Glosario" in nav
