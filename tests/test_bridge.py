@@ -1,15 +1,32 @@
-"""The bridge without a GPU: every kernel compiles for Ampere, Ada and Hopper with no spills."""
+"""The bridge without a GPU: every kernel compiles for Ampere, Ada and Hopper with no spills,
+and to the portable PTX that newer GPUs compile at load time."""
+
+import re
+import shutil
+import sys
 
 import pytest
+from nvcc_helpers import needs_nvcc
 
-from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu, parse_ptxas_report
+from phase24.bridge.nvcc import (KERNELS_DIR, PORTABLE, NvccError, compile_cu,
+                                 parse_ptxas_report)
+from phase24.bridge.prebuild import kernel_jobs, prebuild
 from phase24.softmax.cuda_impls import (DTYPE_TAG, HOPPER_ONLY, SLOTS, V4_CONFIGS, V6_CONFIGS,
                                         configs)
 
 SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
-TARGETS = [(s, a) for s in SOURCES for a in ("sm_80", "sm_89", "sm_90a")]
+ARCHS = ("sm_80", "sm_89", "sm_90a")
+TARGETS = [(s, a) for s in SOURCES for a in (*ARCHS, PORTABLE)]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def built_in_parallel():
+    """A cold cache builds every file at once (one nvcc per core), not one test at a time."""
+    if shutil.which("nvcc"):
+        prebuild(kernel_jobs((*ARCHS, PORTABLE), HOPPER_ONLY), out=sys.stderr)
+
+
+@needs_nvcc
 @pytest.mark.parametrize("source,arch", TARGETS)
 def test_compiles_without_spills(source, arch):
     if source in HOPPER_ONLY and arch != "sm_90a":
@@ -17,6 +34,12 @@ def test_compiles_without_spills(source, arch):
             compile_cu(KERNELS_DIR / source, arch)
         return
     build = compile_cu(KERNELS_DIR / source, arch)
+    if arch == PORTABLE:  # PTX: the kernels of the cubins, for the portable target
+        ptx = build.image.read_text()
+        assert re.search(r"^\.target sm_80\b", ptx, re.MULTILINE), "not compute_80 PTX"
+        entries = set(re.findall(r"^\.visible \.entry (\w+)\(", ptx, re.MULTILINE))
+        assert entries == set(compile_cu(KERNELS_DIR / source, "sm_80").kernels)
+        return
     assert build.kernels, f"ptxas reported no kernels for {source}"
     for k in build.kernels.values():
         assert k.spills == 0 and k.stack_bytes == 0, f"{k.name} spills on {arch}: {k}"
@@ -37,6 +60,7 @@ LAUNCHER_NAMES = {
 }
 
 
+@needs_nvcc
 @pytest.mark.parametrize("rung", list(LAUNCHER_NAMES))
 def test_every_configuration_the_launcher_names_exists(rung):
     """Every configuration the launcher may choose for a dtype is compiled for that dtype."""
@@ -48,6 +72,7 @@ def test_every_configuration_the_launcher_names_exists(rung):
             assert f"{stem(*config)}_{tag}" in names
 
 
+@needs_nvcc
 def test_registers_fit_the_block():
     """A kernel launched with B threads must need at most 65536 / B registers per thread."""
     for arch in ("sm_80", "sm_90a"):
@@ -63,16 +88,18 @@ def test_registers_fit_the_block():
                 assert b6.kernels[f"softmax_v6_g{g}_k{k}_{tag}"].registers * block <= 65536
 
 
+@needs_nvcc
 def test_cache_hit_and_rebuild(tmp_path, monkeypatch):
     monkeypatch.setenv("PHASE24_CACHE", str(tmp_path))
     src = tmp_path / "k.cu"
     src.write_text('extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n')
     first = compile_cu(src, "sm_80")
-    assert compile_cu(src, "sm_80").cubin == first.cubin  # cached
+    assert compile_cu(src, "sm_80").image == first.image  # cached
     src.write_text('extern "C" __global__ void k(float* x) { x[threadIdx.x] = 2.f; }\n')
-    assert compile_cu(src, "sm_80").cubin != first.cubin  # changed source -> new build
+    assert compile_cu(src, "sm_80").image != first.image  # changed source -> new build
 
 
+@needs_nvcc
 def test_nvcc_error_names_the_file(tmp_path, monkeypatch):
     monkeypatch.setenv("PHASE24_CACHE", str(tmp_path))
     src = tmp_path / "broken.cu"

@@ -46,12 +46,13 @@ def report(check_ncu: bool = True) -> list[tuple[str, str]]:
     gpu = torch.cuda.is_available()
     if gpu:
         p = torch.cuda.get_device_properties(0)
-        from phase24.bridge.nvcc import arch_of_current_gpu
+        from phase24.bridge.nvcc import target_for
         from phase24.harness.bench import driver_version
 
         rows += [("GPU", f"{p.name}, {p.multi_processor_count} SMs, "
                          f"{p.total_memory / 2**30:.0f} GiB"),
-                 ("compute capability", f"{p.major}.{p.minor} -> builds for {arch_of_current_gpu()}"),
+                 ("compute capability", f"{p.major}.{p.minor} -> builds for "
+                                        f"{target_for((p.major, p.minor), p.name)}"),
                  ("driver", driver_version())]
         rows.append(("ncu reads counters", _try(_ncu_counters) if check_ncu else "not checked"))
     else:

@@ -1,20 +1,26 @@
-"""The bridge to the GPU: compile .cu files with nvcc, load the cubins, launch on torch's stream.
+"""The bridge to the GPU: compile .cu files with nvcc, load the builds, launch on torch's stream.
 
 Everything in the lab that runs CUDA C goes through here:
-``compile_cu`` (nvcc -> cached cubin + ptxas resource report, works without a GPU) and
-``load_kernel`` / ``Kernel.launch`` (cuda.core, needs a GPU).
+``compile_cu`` (nvcc -> cached cubin or portable PTX + ptxas resource report, works without a
+GPU), ``prebuild`` (many files at once, in parallel) and ``load_kernel`` / ``Kernel.launch``
+(cuda.core, needs a GPU).
 """
 
 from phase24.bridge.nvcc import (
     ARCHS,
+    PORTABLE,
+    TARGETS,
     Build,
     KernelResources,
     NvccError,
-    arch_of_current_gpu,
+    UnsupportedGpuError,
     compile_cu,
     kernel_source,
+    target_for,
 )
 from phase24.bridge.launch import Kernel, LaunchError, load_kernel
+from phase24.bridge.prebuild import prebuild
 
-__all__ = ["ARCHS", "Build", "KernelResources", "NvccError", "arch_of_current_gpu", "compile_cu",
-           "kernel_source", "Kernel", "LaunchError", "load_kernel"]
+__all__ = ["ARCHS", "PORTABLE", "TARGETS", "Build", "KernelResources", "NvccError",
+           "UnsupportedGpuError", "compile_cu", "kernel_source", "target_for", "Kernel",
+           "LaunchError", "load_kernel", "prebuild"]

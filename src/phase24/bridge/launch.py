@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from phase24.bridge.nvcc import Build, compile_cu, arch_of_current_gpu
+from phase24.bridge.nvcc import PORTABLE, Build, compile_cu, target_for
 
 
 class LaunchError(RuntimeError):
@@ -138,18 +138,26 @@ class Kernel:
 
 
 @lru_cache(maxsize=None)
-def _module(cubin: Path):
+def _module(image: Path, portable: bool):
     from cuda.core import ObjectCode
 
     _device()
-    return ObjectCode.from_cubin(cubin.read_bytes())
+    if portable:  # the driver reads PTX as a NUL-terminated string
+        return ObjectCode.from_ptx(image.read_bytes() + b"\0")
+    return ObjectCode.from_cubin(image.read_bytes())
+
+
+def _current_target() -> str:
+    import torch
+
+    return target_for(torch.cuda.get_device_capability(), torch.cuda.get_device_name())
 
 
 def load_kernel(source: str | Path, name: str, arch: str | None = None) -> Kernel:
     """Compile (or take from the cache) ``source`` and return its kernel ``name``."""
-    build = compile_cu(source, arch or arch_of_current_gpu())
+    build = compile_cu(source, arch or _current_target())
     try:
-        handle = _module(build.cubin).get_kernel(name)
+        handle = _module(build.image, build.arch == PORTABLE).get_kernel(name)
     except Exception as err:
         raise LaunchError(f"could not load kernel {name} from {build.source.name} "
                           f"({build.arch}): {err}") from err

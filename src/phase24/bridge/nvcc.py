@@ -1,8 +1,10 @@
-"""Compile CUDA C to cubins with nvcc, cache them, and keep ptxas's resource report.
+"""Compile CUDA C with nvcc into cached builds, and read ptxas's resource report.
 
-A build is cached under ``$PHASE24_CACHE`` (default ``~/.cache/phase24``) by a hash of the
-source (with the headers it includes from the kernels folder), the flags, the architecture and
-nvcc's version, so a second run loads in milliseconds and a changed file is rebuilt.
+A build is a cubin for one architecture of ``ARCHS``, or PTX for ``PORTABLE``, which the driver
+compiles when it loads it, for a GPU that no cubin is built for (a newer one, e.g. Blackwell).
+Its cache key hashes everything the output depends on: nvcc's path and version, the target,
+every flag, the environment variables nvcc reads, the source and the headers it includes. How
+entries are stored, checked and locked is ``cache.py``'s business.
 """
 
 from __future__ import annotations
@@ -13,18 +15,32 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
+from phase24.bridge.cache import Entry, cache_dir
+
 KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
 
-# The chapter's targets: Ampere (sm_80 A100, sm_86 RTX 30xx), Ada (sm_89), Hopper (sm_90a).
+# The chapter's cubins: Ampere (sm_80 A100, sm_86 RTX 30xx), Ada (sm_89), Hopper (sm_90a).
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90a")
+# PTX for Ampere's instruction set: any GPU from Ampere on can compile it at load time.
+PORTABLE = "compute_80"
+TARGETS = (*ARCHS, PORTABLE)
 BASE_FLAGS = ("-O3", "-lineinfo", "-std=c++17", "-Xptxas=-v", "--expt-relaxed-constexpr")
+# Environment variables that change what nvcc builds: flags it adds before and after the
+# command line's, its host compiler, and the include paths of the host preprocessor it runs.
+NVCC_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH",
+            "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")
 
 
 class NvccError(RuntimeError):
     """nvcc is missing or failed; the message carries its output."""
+
+
+class UnsupportedGpuError(RuntimeError):
+    """The GPU is older than any target the lab builds; the message says what runs there."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,40 +62,55 @@ class KernelResources:
 @dataclasses.dataclass(frozen=True)
 class Build:
     source: Path
-    arch: str
-    cubin: Path
-    kernels: dict[str, KernelResources]
+    arch: str     # a target of TARGETS
+    image: Path   # the cubin, or the PTX for PORTABLE
+    kernels: dict[str, KernelResources]  # empty for PTX (ptxas runs when the driver loads it)
     log: str
 
 
-def gencode(arch: str) -> str:
-    """nvcc's target flag: real machine code for exactly this architecture (no JIT'd PTX)."""
-    num = arch.removeprefix("sm_")
+def gencode(target: str) -> str:
+    """nvcc's target flag: machine code for exactly this architecture, or PORTABLE's PTX."""
+    if target == PORTABLE:
+        return f"-gencode=arch={target},code={target}"
+    num = target.removeprefix("sm_")
     return f"-gencode=arch=compute_{num},code=sm_{num}"
 
 
-@lru_cache(maxsize=1)
+def target_for(capability: tuple[int, int], name: str = "this GPU") -> str:
+    """The build a GPU of this compute capability runs: its own cubin where one is built, else
+    the portable PTX (also with PHASE24_PORTABLE=1, to run as a GPU newer than ARCHS would)."""
+    major, minor = capability
+    if major < 8:
+        raise UnsupportedGpuError(
+            f"{name} has compute capability {major}.{minor}: the lab's CUDA C kernels need "
+            "Ampere (8.0) or newer. On this GPU run torch's softmax (`torch`) or the Triton "
+            "implementations (`triton`, `triton-*`), where Triton supports the GPU")
+    exact = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+    if exact in ARCHS and os.environ.get("PHASE24_PORTABLE") != "1":
+        return exact
+    return PORTABLE
+
+
 def nvcc_path() -> str:
     for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
         if candidate and Path(candidate).exists():
-            return candidate
+            return os.path.realpath(candidate)
     raise NvccError("nvcc was not found: install the CUDA toolkit or set NVCC=/path/to/nvcc")
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=None)
+def _nvcc_identity(path: str) -> str:
+    """`nvcc --version` of the nvcc at `path` (its release and build)."""
+    proc = subprocess.run([path, "--version"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise NvccError(f"{path} --version failed:\n{proc.stderr}{proc.stdout}")
+    return proc.stdout
+
+
 def nvcc_version() -> str:
-    out = subprocess.run([nvcc_path(), "--version"], capture_output=True, text=True).stdout
+    out = _nvcc_identity(nvcc_path())
     m = re.search(r"release ([\d.]+), V([\d.]+)", out)
     return m.group(2) if m else out.strip().splitlines()[-1]
-
-
-def arch_of_current_gpu() -> str:
-    """The cubin architecture for torch's current GPU (sm_90a on Hopper, so wgmma/clusters work)."""
-    import torch
-
-    major, minor = torch.cuda.get_device_capability()
-    arch = f"sm_{major}{minor}"
-    return arch + "a" if major == 9 else arch
 
 
 def kernel_source(name: str) -> Path:
@@ -100,13 +131,6 @@ def _included_headers(source: Path) -> list[Path]:
                 found.extend(h for h in _included_headers(p) if h not in found)
                 break
     return found
-
-
-def cache_dir() -> Path:
-    root = Path(os.environ.get("PHASE24_CACHE", Path.home() / ".cache" / "phase24"))
-    path = root / "cubins"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 _ENTRY = re.compile(r"Compiling entry function '(\w+)' for '(\w+)'")
@@ -132,27 +156,76 @@ def parse_ptxas_report(log: str) -> dict[str, KernelResources]:
     return kernels
 
 
+@dataclasses.dataclass(frozen=True)
+class _Job:
+    """One source built for one target with one set of flags, and its cache entry."""
+
+    source: Path
+    arch: str
+    command: tuple[str, ...]  # nvcc and its flags, without the output and the source
+    entry: Entry
+
+    @classmethod
+    def of(cls, source: str | Path, arch: str, extra_flags: tuple[str, ...]) -> _Job:
+        source = Path(source).resolve()
+        if arch not in TARGETS:
+            raise NvccError(f"unknown target {arch!r}; expected one of {TARGETS}")
+        mode = "-ptx" if arch == PORTABLE else "-cubin"
+        command = (nvcc_path(), mode, *BASE_FLAGS, gencode(arch), f"-I{KERNELS_DIR}",
+                   *extra_flags)
+        h = hashlib.sha256()
+        for part in (_nvcc_identity(command[0]), *command,
+                     *(f"{v}={os.environ.get(v, '')}" for v in NVCC_ENV), source.read_text(),
+                     *(f"{p}\n{p.read_text()}" for p in _included_headers(source))):
+            h.update(part.encode())
+            h.update(b"\0")
+        key = f"{source.stem}-{arch}-{h.hexdigest()[:16]}"
+        return cls(source, arch, command, Entry(cache_dir(), key, f".{mode[1:]}"))
+
+    def cached(self, quiet: bool = False) -> Build | None:
+        record, why = self.entry.load()
+        if record is None:
+            if why and not quiet:
+                print(f"phase24: rebuilding {self.entry.image.name}: {why}", file=sys.stderr)
+            return None
+        return self._build_of(record)
+
+    def _build_of(self, record: dict) -> Build:
+        log = record["log"]
+        return Build(self.source, self.arch, self.entry.image, parse_ptxas_report(log), log)
+
+    def build(self) -> Build:
+        out = self.entry.temporary()
+        try:
+            proc = subprocess.run([*self.command, "-o", str(out), str(self.source)],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise NvccError(f"nvcc failed on {self.source.name} for {self.arch}:\n"
+                                f"{proc.stderr}{proc.stdout}")
+            about = {"source": str(self.source), "command": self.command,
+                     "env": {v: os.environ[v] for v in NVCC_ENV if os.environ.get(v)},
+                     "log": proc.stderr + proc.stdout}
+            try:
+                record = self.entry.commit(out, about)
+            except ValueError as err:
+                raise NvccError(f"nvcc wrote a damaged build of {self.source.name} for "
+                                f"{self.arch}: {err}") from None
+        finally:
+            out.unlink(missing_ok=True)
+        return self._build_of(record)
+
+
+def cached_build(source: str | Path, arch: str, extra_flags: tuple[str, ...] = ()) -> Build | None:
+    """The cached build of ``source`` for ``arch`` if there is a whole one, else None."""
+    return _Job.of(source, arch, extra_flags).cached(quiet=True)
+
+
 def compile_cu(source: str | Path, arch: str, extra_flags: tuple[str, ...] = ()) -> Build:
-    """Compile ``source`` to a cubin for ``arch`` (e.g. 'sm_90a'), using the cache when it can."""
-    source = Path(source).resolve()
-    if arch not in ARCHS:
-        raise NvccError(f"unknown architecture {arch!r}; expected one of {ARCHS}")
-    flags = (*BASE_FLAGS, gencode(arch), f"-I{KERNELS_DIR}", *extra_flags)
-    h = hashlib.sha256()
-    for part in (nvcc_version(), arch, " ".join(flags), source.read_text(),
-                 *(p.read_text() for p in _included_headers(source))):
-        h.update(part.encode())
-        h.update(b"\0")
-    key = f"{source.stem}-{arch}-{h.hexdigest()[:16]}"
-    cubin, report = cache_dir() / f"{key}.cubin", cache_dir() / f"{key}.log"
-    if not (cubin.exists() and report.exists()):
-        tmp = cubin.with_suffix(f".tmp{os.getpid()}")
-        proc = subprocess.run([nvcc_path(), "-cubin", *flags, "-o", str(tmp), str(source)],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            raise NvccError(f"nvcc failed on {source.name} for {arch}:\n{proc.stderr}{proc.stdout}")
-        report.write_text(proc.stderr + proc.stdout)
-        os.replace(tmp, cubin)
-    log = report.read_text()
-    return Build(source, arch, cubin, parse_ptxas_report(log), log)
+    """Build ``source`` for ``arch`` (a target of TARGETS, e.g. 'sm_90a'), or take the cached
+    build. A damaged entry is rebuilt once; concurrent callers build it once between them."""
+    job = _Job.of(source, arch, extra_flags)
+    build = job.cached()
+    if build is None:
+        with job.entry.locked():
+            build = job.cached(quiet=True) or job.build()
+    return build
