@@ -43,21 +43,42 @@ def report(check_ncu: bool = True) -> list[tuple[str, str]]:
     from phase24.bridge.nvcc import nvcc_path, nvcc_version
 
     rows.append(("nvcc", _try(lambda: f"{nvcc_version()} at {nvcc_path()}")))
+    from phase24.bridge.cache import cache_dir
+
+    rows.append(("kernel cache", _try(lambda: str(cache_dir()))))
     gpu = torch.cuda.is_available()
     if gpu:
-        p = torch.cuda.get_device_properties(0)
-        from phase24.bridge.nvcc import target_for
         from phase24.harness.bench import driver_version
 
-        rows += [("GPU", f"{p.name}, {p.multi_processor_count} SMs, "
-                         f"{p.total_memory / 2**30:.0f} GiB"),
-                 ("compute capability", f"{p.major}.{p.minor} -> builds for "
-                                        f"{target_for((p.major, p.minor), p.name)}"),
-                 ("driver", driver_version())]
+        rows += _gpus()
+        rows.append(("driver", driver_version()))
         rows.append(("ncu reads counters", _try(_ncu_counters) if check_ncu else "not checked"))
     else:
         rows.append(("GPU", "none"))
     rows += _what_works(gpu, rows)
+    return rows
+
+
+def _gpus() -> list[tuple[str, str]]:
+    """Each GPU and the build of the lab's kernels it runs."""
+    import torch
+
+    from phase24.bridge.launch import gpu
+    from phase24.bridge.nvcc import PORTABLE, UnsupportedGpuError
+
+    rows = []
+    count = torch.cuda.device_count()
+    for i in range(count):
+        g, p = gpu(i), torch.cuda.get_device_properties(i)
+        try:
+            target = g.target
+            runs = (f"runs the portable PTX ({PORTABLE}, compiled by the driver): every rung but "
+                    "the cluster ones" if target == PORTABLE else f"runs the {target} cubins")
+        except UnsupportedGpuError as err:
+            runs = f"NO: {err}"
+        suffix = f" {i}" if count > 1 else ""
+        rows += [(f"GPU{suffix}", f"{g.name}, {g.sm_count} SMs, {p.total_memory / 2**30:.0f} GiB"),
+                 (f"compute capability{suffix}", f"{g.capability[0]}.{g.capability[1]} -> {runs}")]
     return rows
 
 
@@ -71,9 +92,17 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
         ("Triton kernels", ("works on the GPU" if gpu else
                             "in the interpreter only (TRITON_INTERPRET=1, small shapes)")
          if triton else "NO: triton is not installed"),
-        ("thread-block clusters (cuda-v5)", "works" if gpu and have.get(
-            "compute capability", "").startswith("9") else "no (needs Hopper, sm_90)"),
+        ("thread-block clusters (cuda-v5)", "works" if gpu and _any_clusters() else
+         "no (needs Hopper, sm_90)"),
         ("benchmark", "works" if gpu else "no: shows the last recorded H200 results instead"),
         ("MiniGPT (NumPy, PyTorch CPU)", "works"),
     ]
     return out
+
+
+def _any_clusters() -> bool:
+    import torch
+
+    from phase24.bridge.launch import gpu
+
+    return any(gpu(i).clusters for i in range(torch.cuda.device_count()))

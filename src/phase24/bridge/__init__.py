@@ -3,7 +3,7 @@
 Everything in the lab that runs CUDA C goes through here:
 ``compile_cu`` (nvcc -> cached cubin or portable PTX + ptxas resource report, works without a
 GPU), ``prebuild`` (many files at once, in parallel) and ``load_kernel`` / ``Kernel.launch``
-(cuda.core, needs a GPU).
+(cuda.core, needs a GPU: any GPU of the machine, from Ampere on).
 """
 
 from phase24.bridge.nvcc import (
@@ -18,9 +18,9 @@ from phase24.bridge.nvcc import (
     kernel_source,
     target_for,
 )
-from phase24.bridge.launch import Kernel, LaunchError, load_kernel
+from phase24.bridge.launch import Gpu, Kernel, LaunchError, clear_caches, gpu, load_kernel
 from phase24.bridge.prebuild import prebuild
 
 __all__ = ["ARCHS", "PORTABLE", "TARGETS", "Build", "KernelResources", "NvccError",
-           "UnsupportedGpuError", "compile_cu", "kernel_source", "target_for", "Kernel",
-           "LaunchError", "load_kernel", "prebuild"]
+           "UnsupportedGpuError", "compile_cu", "kernel_source", "target_for", "Gpu", "Kernel",
+           "LaunchError", "clear_caches", "gpu", "load_kernel", "prebuild"]

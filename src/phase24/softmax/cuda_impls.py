@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from phase24.bridge.launch import Kernel, load_kernel, ptr
+from phase24.bridge.launch import Kernel, gpu, load_kernel, ptr
 from phase24.softmax.args import DTYPE_TAG, check_input, run_rows
 
 MAX_GRID = 2**31 - 1
@@ -36,20 +36,20 @@ def _kernels_dir() -> str:
     return str(KERNELS_DIR)
 
 
-@lru_cache(maxsize=None)
-def sm_count() -> int:
-    return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+def sm_count(device=None) -> int:
+    """Multiprocessors of `device` (torch's current device if None)."""
+    return gpu(device).sm_count
 
 
-@lru_cache(maxsize=None)
-def has_clusters() -> bool:
-    return torch.cuda.get_device_capability()[0] >= 9
+def has_clusters(device=None) -> bool:
+    """Whether the cluster rungs run on `device`: its build is sm_90a's (Hopper)."""
+    return gpu(device).clusters
 
 
 def _launch(source: str, name: str, x2d: torch.Tensor, out: torch.Tensor, grid: int, block: int):
     m, n = x2d.shape
     _kernel(source, name).launch(
-        min(grid, MAX_GRID), block, ptr(x2d), ptr(out), np.int64(m), np.int32(n),
+        min(grid, MAX_GRID), block, x2d, out, np.int64(m), np.int32(n),
         np.int64(x2d.stride(0)))
 
 
@@ -184,7 +184,7 @@ def _rows_cluster(kind: str, source: str, choose, x2d, out, config):
     softmax_<kind>_t<THREADS>_k<K>[_s<S>]_c<CLUSTER>_<dtype>, S the shared-memory slots."""
     m, n = x2d.shape
     config = config or tuned_config(kind, x2d) or choose(m, n, x2d.dtype)
-    if config is None or not has_clusters():
+    if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
     _check_fits(kind, config, x2d)
     fields = "_".join(f"{f}{v}" for f, v in zip(("t", "k", "s"), config[:-1]))
@@ -201,8 +201,8 @@ def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, share
     rows_per_launch = MAX_GRID // cluster
     for start in range(0, m, rows_per_launch):
         stop = min(m, start + rows_per_launch)
-        kernel.launch((stop - start) * cluster, threads, ptr(x2d[start:stop]),
-                      ptr(out[start:stop]), np.int64(stop - start), np.int32(n),
+        kernel.launch((stop - start) * cluster, threads, x2d[start:stop],
+                      out[start:stop], np.int64(stop - start), np.int32(n),
                       np.int64(x2d.stride(0)), shared_bytes=shared_bytes)
 
 
@@ -259,11 +259,10 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
 V8_CONFIGS = tuple((t, c) for c in (1, 2, 4, 8, 16) for t in (256, 512, 1024))
 
 
-@lru_cache(maxsize=None)
-def _v8_grid_clusters(name: str, threads: int, cluster: int) -> int:
-    """Clusters that run at once: the grid of the persistent kernel (one wave, no tail)."""
+def _v8_grid_clusters(name: str, threads: int, cluster: int, device=None) -> int:
+    """Clusters that run at once on `device`: the persistent kernel's grid (one wave, no tail)."""
     kernel = _kernel("softmax_v8_pipelined.cu", name)
-    return max(1, kernel.max_active_clusters(threads, cluster, 64 * threads))
+    return max(1, kernel.max_active_clusters(threads, cluster, 64 * threads, device=device))
 
 
 def rows_v8(x2d, out, config: tuple[int, int] | None = None):
@@ -274,7 +273,7 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     if config is None:
         fits = [tc for tc in V8_CONFIGS if capacity("v8", tc, x2d.dtype) >= n]
         config = min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
-    if config is None or not has_clusters():
+    if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
     t, c = config
     _check_fits("v8", config, x2d)
@@ -282,8 +281,8 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     kernel = _kernel("softmax_v8_pipelined.cu", name)
     smem = _dynamic_shared(kernel, 64 * t)  # the next row's slots
     kernel.allow_cluster(c)
-    clusters = min(m, _v8_grid_clusters(name, t, c))
-    kernel.launch(clusters * c, t, ptr(x2d), ptr(out), np.int64(m), np.int32(n),
+    clusters = min(m, _v8_grid_clusters(name, t, c, x2d.device))
+    kernel.launch(clusters * c, t, x2d, out, np.int64(m), np.int32(n),
                   np.int64(x2d.stride(0)), shared_bytes=smem)
 
 
@@ -375,7 +374,7 @@ CLUSTER_FOR_FEW_ROWS_FROM_N = 8192
 
 def rows_best(x2d, out):
     m, n = x2d.shape
-    clusters = has_clusters()
+    clusters = has_clusters(x2d.device)
     hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
     if hit and (hit[0] not in CLUSTER_KINDS or clusters):
         return KINDS[hit[0]](x2d, out)
