@@ -20,10 +20,14 @@ TARGETS = [(s, a) for s in SOURCES for a in (*ARCHS, PORTABLE)]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def built_in_parallel():
-    """A cold cache builds every file at once (one nvcc per core), not one test at a time."""
-    if shutil.which("nvcc"):
-        prebuild(kernel_jobs((*ARCHS, PORTABLE), HOPPER_ONLY), out=sys.stderr)
+def built_in_parallel(request):
+    """A cold cache builds the files of the selected tests at once (one nvcc per core), not one
+    test at a time."""
+    params = [item.callspec.params for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")]
+    jobs = {(KERNELS_DIR / p["source"], p["arch"]) for p in params if "arch" in p}
+    if shutil.which("nvcc") and jobs:
+        prebuild(sorted(set(kernel_jobs((*ARCHS, PORTABLE), HOPPER_ONLY)) & jobs), out=sys.stderr)
 
 
 @needs_nvcc
