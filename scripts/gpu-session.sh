@@ -30,7 +30,7 @@ py=${PYTHON:-python3}
 status=0
 summary=()
 
-declare -A STEP_LIMITS=([doctor]=60 [hello]=60 [tests]=420 [tests-triton-kernels]=300 [tests-triton-situations]=240
+declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-triton-kernels]=300 [tests-triton-situations]=240
                         [tests-cuda]=420 [planted]=420
                         [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
@@ -58,6 +58,10 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
     [ $rc -eq 0 ] || status=1
 }
 
+case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
+    *" tests "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune "*|*" bench "*|*" profile "*|*" planted "*)
+        step build "$py" -m phase24.bridge ;;
+esac
 for s in $steps; do
     case $s in
     doctor)   step doctor "$py" -m phase24 doctor

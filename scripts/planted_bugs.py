@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LADDER = "src/phase24/softmax/triton_ladder"
 GPU_TESTS = "tests/test_triton_gpu.py"
 CPU_TESTS = "tests/test_triton_ladder.py"
+DEVICES_TESTS = "tests/test_cuda_devices_gpu.py"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +89,14 @@ BUGS = [
         f"{LADDER}/v4_ring.py", "return m_all, gl.sum(s * gl.exp2((m - m_safe) * LOG2E), axis=0)",
         "return m_all, gl.sum(s, axis=0)",
         (f"{GPU_TESTS}::test_gpu_every_rung_and_configuration[torch.float32]",), True),
+    Bug("bridge-default-stream", "CUDA launches go on the default stream, not the current one",
+        "src/phase24/bridge/launch.py",
+        "handle = torch._C._cuda_getCurrentRawStream(index)  # torch.cuda.current_stream's handle",
+        "handle = 0", (f"{DEVICES_TESTS}::test_the_launch_waits_on_the_tensors_current_stream",),
+        True),
+    Bug("bridge-portable-ignored", "PHASE24_PORTABLE=1 does not select the portable PTX",
+        "src/phase24/bridge/nvcc.py", 'if exact in ARCHS and os.environ.get("PHASE24_PORTABLE") != "1":',
+        "if exact in ARCHS:", (f"{DEVICES_TESTS}::test_the_portable_ptx_runs_every_rung",), True),
     Bug("v5-chunk-of-minus-inf", "a chunk of -inf reduced against its own max (NaN)",
         f"{LADDER}/v5_whole_row.py", 'm_safe = gl.where(m_new == float("-inf"), 0.0, m_new)',
         "m_safe = m_new", (f"{GPU_TESTS}::test_gpu_every_rung_and_configuration[torch.bfloat16]",),
