@@ -176,6 +176,16 @@ def test_vendor_assets_are_installed():
             f"docs/assets/vendor/{path} is missing: run bash scripts/site_assets.sh")
 
 
+def test_build_refuses_to_run_without_the_offline_assets(hook, tmp_path):
+    from mkdocs.exceptions import PluginError
+
+    class Config:
+        docs_dir = str(tmp_path)
+
+    with pytest.raises(PluginError, match="scripts/site_assets.sh"):
+        hook.on_config(Config())
+
+
 def test_built_site_is_offline_and_has_its_figures(hook, tmp_path):
     site = tmp_path / "site"
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
@@ -295,3 +305,26 @@ def test_spanish_pages_use_the_glossary_terms():
     assert not found, "\n".join(found)
     nav = _mkdocs_yml()
     assert "phase-24-cuda-triton/glossary.md" in nav and "Glossary: Glosario" in nav
+
+
+# ----------------------------------------------------------------------------------------------
+# (e) the site in a real browser, offline (where Chromium and Playwright are installed)
+
+
+@pytest.mark.slow
+def test_every_page_renders_offline_in_chromium(tmp_path):
+    """scripts/check_site_browser.py on a fresh build: every page of both languages opened in
+    headless Chromium with every other host unreachable; diagrams drawn, formulas typeset, the
+    language switch there, no request to another host, no script error."""
+    import shutil
+
+    if shutil.which("chromium") is None and shutil.which("chromium-browser") is None:
+        pytest.skip("no Chromium here (Debian: apt-get install chromium)")
+    pytest.importorskip("playwright", reason="Playwright's client is not installed: "
+                        "pip install -e '.[browser]'")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_site_browser.py"),
+                           "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    for name in ("diagram-en", "diagram-es", "formula-en", "formula-es"):
+        assert (tmp_path / "out" / f"{name}.png").stat().st_size > 5000
