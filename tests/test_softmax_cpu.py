@@ -7,7 +7,7 @@ from phase24.harness.check import TOLERANCES, check_case, compare
 from phase24.harness.cases import plain, standard_cases, with_specials
 from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError, softmax, softmax_reference
 from phase24.softmax.args import run_rows
-from phase24.softmax.cuda_impls import reach, v4_choose, V4_CONFIGS
+from phase24.softmax.cuda_impls import configs, reach, v4_choose
 
 
 def test_registry_names():
@@ -144,7 +144,7 @@ def test_v4_choice_covers_rows():
         vw = 4 if dtype == torch.float32 else 8
         for n in [1, 2, 3, 127, 128, 1000, 4096, reach("v4", dtype)]:
             g, k = v4_choose(n, dtype)
-            assert (g, k) in V4_CONFIGS and g * k * vw >= n
+            assert (g, k) in configs("v4", dtype) and g * k * vw >= n
         assert v4_choose(reach("v4", dtype) + 1, dtype) is None
     assert reach("v5", torch.float32) == 262144 and reach("v5", torch.bfloat16) == 262144
 
@@ -175,3 +175,67 @@ def test_tuned_configurations_have_one_entry_per_benchmark_shape():
                (tag, e["N"], ci.rows_class(e["M"]))]
         assert len(hit) == 1 and (hit[0]["kind"], hit[0]["config"]) == \
             (e["best"]["kind"], e["best"]["config"]), (e["dtype"], e["M"], e["N"])
+
+
+# ---- the grader's defences (harness/check.py) ---------------------------------------------------
+
+def _uniform_after_zeroing(x):
+    x.zero_()  # writes its input, then returns the softmax of what is there now
+    return torch.softmax(x, -1)
+
+
+def test_checker_fails_an_implementation_that_writes_its_input():
+    v = check_case("zeroes", _uniform_after_zeroing, plain(8, 100), torch.float32, "cpu", seed=2)
+    assert not v.ok and v.why.startswith("modified its input"), v
+
+
+def test_checker_takes_the_reference_from_the_input_before_the_call(monkeypatch):
+    from phase24.harness import check
+
+    monkeypatch.setattr(check, "storage_bytes", lambda x: torch.zeros(1, dtype=torch.uint8))
+    v = check_case("zeroes", _uniform_after_zeroing, plain(8, 100), torch.float32, "cpu", seed=2)
+    assert not v.ok and "error" in v.why, v  # without the input check: wrong against the original
+
+
+def test_a_refusal_by_design_is_not_applicable_but_a_learners_fails():
+    def refuses(x):
+        raise SoftmaxArgumentError("rung: rows of 300 values do not fit in one block")
+
+    v = check_case("rung", refuses, plain(8, 300), torch.float32, "cpu", seed=1)
+    assert v.ok and v.na and "do not fit in one block" in v.why, v
+    refuses.row_kernel = lambda x2d, out: refuses(x2d)  # a learner's file may not refuse
+    v = check_case("mine.py", refuses, plain(8, 300), torch.float32, "cpu", seed=1)
+    assert not v.ok and not v.na, v
+
+
+def _as_learner(rows):
+    def learner(x):
+        return run_rows(rows, x)
+
+    learner.row_kernel = rows  # the checker then calls rows itself, on a guarded output
+    return learner
+
+
+@pytest.mark.parametrize("where,offset", [("before its start", -3), ("after its end", 0)])
+def test_guard_regions_catch_a_write_outside_a_learners_output(where, offset):
+    def right(x2d, out):
+        out.copy_(torch.softmax(x2d, -1))
+
+    def past(x2d, out):
+        right(x2d, out)
+        at = out.storage_offset() + (offset if offset < 0 else out.numel())
+        torch.as_strided(out, (3,), (1,), at).fill_(0.5)  # three elements past one end
+
+    case = plain(8, 100)
+    assert check_case("right.py", _as_learner(right), case, torch.float32, "cpu", seed=4).ok
+    v = check_case("past.py", _as_learner(past), case, torch.float32, "cpu", seed=4)
+    assert not v.ok and v.why == f"wrote outside its output: 3 elements {where}", v
+
+
+def test_a_gpu_fault_is_named_in_one_line():
+    from phase24.harness.check import short_error
+
+    err = RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel errors "
+                       "might be asynchronously reported at some other API call")
+    assert short_error(err) == "illegal memory access (a read or write outside the tensors)"
+    assert short_error(ValueError("first\nsecond")) == "ValueError: first"

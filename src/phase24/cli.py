@@ -102,19 +102,16 @@ def cmd_bench(args) -> int:
     from rich.progress import Progress
 
     from phase24.harness import bench
+    from phase24.harness.grade import known
     from phase24.harness.report import print_results, show_recorded
     from phase24.softmax import IMPLEMENTATIONS
 
-    unknown = [n for n in args.impl or [] if n not in IMPLEMENTATIONS]
-    if unknown:
-        raise SystemExit(f"unknown implementation(s) {', '.join(unknown)}; choose from "
-                         f"{', '.join(IMPLEMENTATIONS)}")
-    shapes = _shapes(args)
+    names, shapes = known(args.impl), _shapes(args)
     if not _gpu():
         console.print("[yellow]No GPU here: nothing is timed. The recorded figures for what you "
                       "asked:[/]")
-        return show_recorded(args.impl or list(IMPLEMENTATIONS), args.dtype, shapes)
-    impls = {n: IMPLEMENTATIONS[n] for n in args.impl or IMPLEMENTATIONS}
+        return show_recorded(names, args.dtype, shapes)
+    impls = {n: IMPLEMENTATIONS[n] for n in names}
     with Progress(console=console, transient=True) as progress:
         result = bench.run_bench(impls, args.dtype, shapes or bench.standard_shapes(), progress)
     folder = Path(args.out) if args.out else RESULTS / bench.gpu_slug(result["gpu"])
@@ -280,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", nargs="+", default=dts, choices=dts)
     s.add_argument("--seed", type=int, help="replay a run with this seed")
     s.add_argument("--big", action="store_true", help="add a case of more than 2^31 elements")
+    s.add_argument("--case", metavar="TEXT",
+                   help="only the cases whose name contains TEXT (e.g. 4099, view, -inf)")
     s.add_argument("--timeout", type=float, default=60, metavar="S",
                    help="seconds a case may take before it fails as timed out (default 60)")
     s.set_defaults(fn=cmd_check)

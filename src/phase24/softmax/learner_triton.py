@@ -6,6 +6,10 @@ the softmax of each row of ``x2d``, an (M, N) view whose last dim has stride 1 a
 stride ``x2d.stride(0)`` may be anything >= N. The checker wraps it like the built-in kernels:
 argument checks, any leading shape, empty tensors and non-contiguous inputs are handled for it.
 
+A call must launch a Triton kernel defined in the file: each of the file's kernels counts its
+launches, and a call of ``softmax_rows`` that launched none (it computed the result some other
+way, with torch.softmax for instance) raises LearnerFileError.
+
 Without a GPU the file's kernels run in Triton's interpreter: ``@triton.jit`` decides when the
 file is imported whether its kernels are compiled or interpreted, and the lab's Triton package
 (imported first) has chosen the interpreter where no GPU is found.
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
 from typing import Callable
@@ -29,13 +34,7 @@ class LearnerFileError(ValueError):
     """The learner's file cannot be used: missing, not Python, fails to import, or lacks the ABI."""
 
 
-def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Tensor]:
-    """Import the learner's .py file and return a registry-style softmax ``f(x) -> tensor``."""
-    path = Path(path)
-    if not path.is_file():
-        raise LearnerFileError(f"{path}: no such file")
-    if path.suffix != ".py":
-        raise LearnerFileError(f"{path}: a Triton softmax file must be a .py file")
+def _import(path: Path):
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     mod_name = f"phase24_learner_{path.stem}_{digest}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
@@ -48,17 +47,72 @@ def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Ten
     except Exception as exc:
         sys.modules.pop(mod_name, None)
         raise LearnerFileError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def count_launches(module, path: Path) -> Callable[[], int]:
+    """Make every Triton kernel defined in ``path`` (found among the module's names, through
+    autotune/heuristics wrappers) count its launches; return a function that reads the count."""
+    from triton.runtime.jit import KernelInterface
+
+    launches = [0]
+    seen = set()
+    for obj in vars(module).values():
+        while isinstance(obj, KernelInterface) and isinstance(getattr(obj, "fn", None),
+                                                              KernelInterface):
+            obj = obj.fn
+        if not isinstance(obj, KernelInterface) or id(obj) in seen:
+            continue
+        try:
+            source = Path(inspect.getsourcefile(obj.fn)).resolve()
+        except (TypeError, AttributeError):
+            continue
+        if source != path.resolve():
+            continue  # a kernel imported from elsewhere is not the learner's
+        seen.add(id(obj))
+        run = obj.run
+
+        def counted(*args, _run=run, **kwargs):
+            if not kwargs.get("warmup"):
+                launches[0] += 1
+            return _run(*args, **kwargs)
+
+        obj.run = counted
+    if not seen:
+        raise LearnerFileError(f"{path}: it defines no @triton.jit kernel (softmax_rows must "
+                               "launch one of its own)")
+    return lambda: launches[0]
+
+
+def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Tensor]:
+    """Import the learner's .py file and return a registry-style softmax ``f(x) -> tensor``,
+    whose ``row_kernel(x2d, out)`` is the file's ``softmax_rows`` with the launch check."""
+    path = Path(path)
+    if not path.is_file():
+        raise LearnerFileError(f"{path}: no such file")
+    if path.suffix != ".py":
+        raise LearnerFileError(f"{path}: a Triton softmax file must be a .py file")
+    module = _import(path)
     rows = getattr(module, "softmax_rows", None)
     if not callable(rows):
         raise LearnerFileError(
             f"{path}: it must define a function softmax_rows(x2d, out) that launches your "
             "kernel(s) (see labs/starters/my_softmax.py)")
+    launched = count_launches(module, path)
     name = f"triton:{path.name}"
+
+    def row_kernel(x2d, out):
+        before = launched()
+        rows(x2d, out)
+        if launched() == before:
+            raise LearnerFileError(f"no Triton kernel of {path.name} ran: softmax_rows must "
+                                   "compute the result with a @triton.jit kernel of the file")
 
     def learner_softmax(x: torch.Tensor) -> torch.Tensor:
         check_input(x, name, allow_cpu=INTERPRETED)
-        return run_rows(rows, x)
+        return run_rows(row_kernel, x)
 
     learner_softmax.__name__ = f"learner_softmax_{path.stem}"
     learner_softmax.__doc__ = f"softmax from the learner's file {path}"
+    learner_softmax.row_kernel = row_kernel
     return learner_softmax

@@ -1,0 +1,218 @@
+"""The checks in a worker process, so that a fault, a corrupted heap or a hang ends one case.
+
+The parent (``run``) starts ``python -m phase24.harness.isolate SPEC START``; the worker loads
+what it is to check (registry implementations, or a learner's file, whose code runs with the
+user's rights), says which cases it will run, then checks them one by one from START, writing
+one JSON line per verdict on its own copy of stdout (the file's prints go to stderr). The parent
+reads each line as it comes. When a case takes longer than ``timeout`` seconds, the parent kills
+the worker; when the worker dies (a signal, a CUDA fault that leaves its context unusable), the
+case it was on gets that as its verdict. Either way a fresh worker resumes at the next case.
+After two time-outs of one implementation its other cases are not run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+
+CUDA_LOST = 3  # the worker's exit status after a fault that leaves its CUDA context unusable
+TIMEOUTS_PER_IMPL = 2
+
+
+class LoadError(RuntimeError):
+    """The worker could not load what it was to check (the message says why)."""
+
+
+# ---- the worker ---------------------------------------------------------------------------------
+
+def _subjects(spec: dict) -> tuple[dict, list[str], list[str]]:
+    """{name: softmax callable}, the dtypes to check, notes: (text, whether it is a failure)."""
+    dtypes, notes = spec["dtypes"], []
+    if "file" not in spec:
+        from phase24.softmax import IMPLEMENTATIONS
+
+        return {n: IMPLEMENTATIONS[n] for n in spec["impls"]}, dtypes, notes
+    from pathlib import Path
+
+    path = Path(spec["file"])
+    if path.suffix == ".py":
+        from phase24.softmax.learner_triton import load_learner_softmax
+
+        return {path.name: load_learner_softmax(path)}, dtypes, notes
+    from phase24.softmax.learner_cuda import load_learner_softmax
+
+    fn, covered = load_learner_softmax(path)
+    notes.append((f"ABI: {fn.abi.summary()}", bool(fn.abi.problems)))
+    names = {str(d).removeprefix("torch.") for d in covered}
+    return {path.name: fn}, [d for d in dtypes if d in names], notes
+
+
+def _cuda_lost() -> bool:
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        return False
+    except Exception:
+        return True
+
+
+def worker(spec: dict, start: int) -> int:
+    import resource
+    import warnings
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash is a verdict, not a core file
+
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # what the checked code prints goes to stderr, not into the protocol
+
+    def send(**msg):
+        proto.write(json.dumps(msg) + "\n")
+        proto.flush()
+
+    # NumPy warns where the interpreter computes -inf - -inf and the like (NaN rows, on purpose)
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    from phase24.harness.check import jobs, run_job
+
+    try:
+        subjects, dtypes, notes = _subjects(spec)
+    except Exception as err:  # the file's own error, or nvcc's: said, not a traceback
+        send(fatal=f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err))
+        return 0
+    todo = jobs(list(subjects), dtypes, spec["device"], spec["seed"], spec.get("big", False),
+                spec.get("case"))
+    send(ready=[[j.impl, j.dtype, j.case.name] for j in todo], notes=notes)
+    for k in range(start, len(todo)):
+        v = run_job(todo[k], subjects[todo[k].impl], spec["device"])
+        send(i=k, verdict=dataclasses.asdict(v))
+        if spec["device"] == "cuda" and not v.ok and _cuda_lost():
+            proto.flush()
+            os._exit(CUDA_LOST)  # no teardown: it would wait on, or fault in, the lost context
+    return 0
+
+
+# ---- the parent ---------------------------------------------------------------------------------
+
+def _died(rc: int, tail: deque) -> str:
+    said = next((line.strip()[:100] for line in reversed(tail) if line.strip()), "")
+    if rc < 0:
+        name = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else -rc
+        return f"crashed ({name}{': ' + said if said else ''}): most likely a read or write " \
+            "outside the tensors"
+    return f"the process exited with status {rc} during this case" + (f" ({said})" if said else "")
+
+
+class Run:
+    """One check run across as many workers as faults and hangs make necessary."""
+
+    def __init__(self, spec: dict, timeout: float, load_timeout: float = 600):
+        self.spec, self.timeout, self.load_timeout = spec, timeout, load_timeout
+        self.jobs: list | None = None
+
+    def _start(self, start: int):
+        env = dict(os.environ, PYTHONUNBUFFERED="1", LIBC_FATAL_STDERR_="1")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "phase24.harness.isolate", json.dumps(self.spec), str(start)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True)
+        lines: queue.Queue = queue.Queue()
+        tail: deque = deque(maxlen=20)
+
+        def read_protocol():
+            for line in proc.stdout:
+                try:
+                    lines.put(json.loads(line))
+                except ValueError:  # a line cut short by the worker's death
+                    pass
+            lines.put(None)
+
+        def echo_stderr():
+            for line in proc.stderr:
+                tail.append(line)
+                sys.stderr.write(line)
+                sys.stderr.flush()
+
+        readers = [threading.Thread(target=f, daemon=True) for f in (read_protocol, echo_stderr)]
+        for t in readers:
+            t.start()
+        return proc, lines, tail, readers
+
+    @staticmethod
+    def _stop(proc, readers):
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        for t in readers:
+            t.join(timeout=5)
+
+    def run(self, on_ready, on_verdict, on_note) -> None:
+        """Call on_note(text, failed) for each note of the loader and on_ready(jobs) once, then
+        on_verdict(k, verdict dict) for every case in order."""
+        k, timeouts = 0, {}
+        while self.jobs is None or k < len(self.jobs):
+            proc, lines, tail, readers = self._start(k)
+            try:
+                k = self._follow(proc, lines, tail, k, timeouts, on_ready, on_verdict, on_note)
+            finally:
+                self._stop(proc, readers)
+
+    def _follow(self, proc, lines, tail, k, timeouts, on_ready, on_verdict, on_note) -> int:
+        limit = self.load_timeout
+        while True:
+            try:
+                msg = lines.get(timeout=limit)
+            except queue.Empty:
+                if self.jobs is None:
+                    raise LoadError(f"loading took longer than {self.load_timeout:.0f} s")
+                return self._timed_out(k, timeouts, on_verdict)
+            if msg is None:  # the worker ended
+                rc = proc.wait()
+                if self.jobs is None:
+                    raise LoadError(_died(rc, tail))
+                if rc != CUDA_LOST and k < len(self.jobs):  # it died on case k
+                    on_verdict(k, self._verdict(k, _died(rc, tail)))
+                    k += 1
+                return k
+            if "fatal" in msg:
+                raise LoadError(msg["fatal"])
+            if "ready" in msg:
+                if self.jobs is None:
+                    self.jobs = [tuple(j) for j in msg["ready"]]
+                    for text, failed in msg["notes"]:
+                        on_note(text, failed)
+                    on_ready(self.jobs)
+                limit = self.timeout
+                if k >= len(self.jobs):
+                    return k
+                continue
+            on_verdict(msg["i"], msg["verdict"])
+            k = msg["i"] + 1
+
+    def _verdict(self, k: int, why: str) -> dict:
+        impl, dtype, case = self.jobs[k]
+        inf = float("inf")
+        return dict(impl=impl, dtype=dtype, case=case, rel_l2=inf, worst=inf, row_sum_err=inf,
+                    ok=False, why=why, na=False)
+
+    def _timed_out(self, k: int, timeouts: dict, on_verdict) -> int:
+        impl = self.jobs[k][0]
+        on_verdict(k, self._verdict(k, f"timed out after {self.timeout:g} s"))
+        timeouts[impl] = timeouts.get(impl, 0) + 1
+        k += 1
+        if timeouts[impl] >= TIMEOUTS_PER_IMPL:
+            while k < len(self.jobs) and self.jobs[k][0] == impl:
+                on_verdict(k, self._verdict(k, f"not run: {impl} timed out {TIMEOUTS_PER_IMPL} "
+                                               "times"))
+                k += 1
+        return k
+
+
+if __name__ == "__main__":
+    sys.exit(worker(json.loads(sys.argv[1]), int(sys.argv[2])))

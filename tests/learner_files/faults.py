@@ -1,0 +1,21 @@
+"""Planted bug: the output offset is computed with a wrong sign and a huge stride, so the store
+goes to an address far outside any tensor: a segmentation fault in the interpreter, an illegal
+memory access on a GPU."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_softmax(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    y = e / tl.sum(e, axis=0)
+    far = (row + 1) * -(2**40)  # BUG: a wild offset
+    tl.store(out_ptr + far + cols, y.to(out_ptr.dtype.element_ty), mask=cols < n)
+
+
+def softmax_rows(x2d, out):
+    m, n = x2d.shape
+    row_softmax[(m,)](x2d, out, n, x2d.stride(0), BLOCK=triton.next_power_of_2(n))

@@ -1,0 +1,23 @@
+"""Planted bug: each program waits for a flag that nothing ever sets (a wait for another
+program, written wrong): the kernel never ends."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_softmax(x_ptr, out_ptr, flag_ptr, n, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=float("-inf")).to(tl.float32)
+    while tl.load(flag_ptr, volatile=True) == 0:  # BUG: never set
+        pass
+    e = tl.exp(x - tl.max(x, axis=0))
+    y = e / tl.sum(e, axis=0)
+    tl.store(out_ptr + row * n + cols, y.to(out_ptr.dtype.element_ty), mask=cols < n)
+
+
+def softmax_rows(x2d, out):
+    m, n = x2d.shape
+    flag = torch.zeros(1, dtype=torch.int32, device=x2d.device)
+    row_softmax[(m,)](x2d, out, flag, n, x2d.stride(0), BLOCK=triton.next_power_of_2(n))

@@ -1,0 +1,19 @@
+"""Planted bug: the store has no mask, so each row writes up to the next power of two; the last
+row's extra values land past the end of the output (the guard region catches them)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_softmax(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    y = e / tl.sum(e, axis=0)
+    tl.store(out_ptr + row * n + cols, y.to(out_ptr.dtype.element_ty))  # BUG: no mask
+
+
+def softmax_rows(x2d, out):
+    m, n = x2d.shape
+    row_softmax[(m,)](x2d, out, n, x2d.stride(0), BLOCK=triton.next_power_of_2(n))

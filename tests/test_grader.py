@@ -1,0 +1,115 @@
+"""The `--file` grader on a CPU: each planted learner file of tests/learner_files/ gets its own
+verdict, and the table is printed to its last case, whatever the file does.
+
+Triton files run in the interpreter, one worker process at a time (a wild store kills a worker,
+not the run); CUDA C files are compiled and their cubin's kernels checked against the ABI.
+tests/test_grader_gpu.py runs the same files on a GPU.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ROOT / "tests" / "learner_files"
+LAST_CASE = "10x0"  # the last case of the CPU set: its row shows the table was printed to the end
+SOME = ("--case", "10")  # 64x1000, 100x1024, 64x1024 view[:,1:], then the empty 0x10 and 10x0
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(),
+                                reason="CPU behaviour; tests/test_grader_gpu.py runs on a GPU")
+
+
+def grade(name: str, *extra: str, timeout: int = 300) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--file",
+                           str(FILES / name), "--dtype", "float32", "--seed", "11", *extra],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out
+    assert "RuntimeWarning" not in out, out
+    return proc.returncode, out
+
+
+def rows(out: str, verdict: str) -> list[str]:
+    return [line for line in out.splitlines() if line.rstrip().endswith(f"  {verdict}")]
+
+
+def test_a_correct_triton_file_passes():
+    rc, out = grade("good.py")
+    assert rc == 0 and "16 passed, 0 failed" in out, out
+    assert "Triton's interpreter runs the Triton kernels" in out
+    assert "its code runs in a worker process, with your rights" in out
+
+
+@pytest.mark.parametrize("name,verdict,counts", [
+    # rows of 1000 values spill past the last one; rows of 1024 fill the block exactly
+    ("writes_past_row.py", r"wrote outside its output: \d+ elements after its end", (4, 1)),
+    ("faults.py", r"crashed \(SIGSEGV", (2, 3)),
+    ("modifies_input.py", r"modified its input", (2, 3)),
+    ("calls_torch.py", r"no Triton kernel of calls_torch\.py ran", (2, 3)),
+])
+def test_a_planted_triton_file_gets_its_verdict(name, verdict, counts):
+    rc, out = grade(name, *SOME)
+    assert rc == 1, out
+    assert re.search(verdict, out), out
+    assert any(LAST_CASE in line for line in rows(out, "ok") + rows(out, "FAIL")), out
+    assert f"{counts[0]} passed, {counts[1]} failed (seed 11)" in out, out
+
+
+def test_a_hanging_kernel_times_out_and_the_table_ends():
+    t0 = time.monotonic()
+    rc, out = grade("hangs.py", "--timeout", "3", *SOME)
+    assert rc == 1 and out.count("timed out after 3 s") >= 2, out
+    assert any(LAST_CASE in line for line in rows(out, "not run")), out
+    assert time.monotonic() - t0 < 120
+
+
+def test_a_file_without_a_triton_kernel_is_refused():
+    rc, out = grade("no_kernel.py")
+    assert rc == 1 and "defines no @triton.jit kernel" in out, out
+
+
+def test_the_triton_starter_runs_in_the_interpreter_and_fails():
+    proc = subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--file",
+                           "labs/starters/my_softmax.py", "--case", "x1"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home())})  # nothing set
+    assert proc.returncode == 1 and "failed (seed" in proc.stdout, proc.stdout + proc.stderr
+
+
+# ---- CUDA C without a GPU: compiled, and the cubin's kernels checked against the ABI ------------
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name,rc,said", [
+    ("good.cu", 0, "ABI: softmax_f32, softmax_f16, softmax_bf16: found, with the ABI's parameters"),
+    ("misnamed.cu", 1, "defines no kernel named softmax_f32, softmax_f16 or softmax_bf16 (its "
+                       "kernels: softmax_float32)"),
+    ("no_extern_c.cu", 1, 'softmax_f32 is not extern "C" (its symbol is _Z11softmax_f32PKfPfxix)'),
+    ("wrong_params.cu", 1, "softmax_f32 takes parameters of 8, 8, 4, 4, 8 bytes"),
+])
+def test_a_cuda_file_is_checked_against_the_abi(name, rc, said):
+    got, out = grade(name)
+    flat = " ".join(out.split())
+    assert got == rc and said in flat, out
+    assert ("Compiled." in out) == (rc == 0), out
+
+
+@needs_nvcc
+def test_the_cuda_starter_names_what_it_defines():
+    """Lab 01's starter defines softmax_f32 only; its comments name softmax_f16 and softmax_bf16,
+    which a scan of the source took for kernels (and then failed to load them on a GPU)."""
+    proc = subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--file",
+                           "labs/starters/my_softmax.cu"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    flat = " ".join(proc.stdout.split())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "softmax_f32: found" in flat and "not defined: softmax_f16, softmax_bf16" in flat, flat

@@ -1,0 +1,86 @@
+"""The `--file` grader on a GPU: the planted learner files of tests/learner_files/ (see
+tests/test_grader.py for the CPU's side) each get their own verdict, and the table is printed to
+its last case; the starters are graded without a traceback; a registry rung's refusal by design
+is "not applicable", not a failure."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ROOT / "tests" / "learner_files"
+# the GPU cases whose name holds "10": 64x1000, 100x1024, 64x1024 view[:,1:], 0x10, 10x0 and
+# 300x1000 -inf/NaN/inf/huge (the last)
+SOME = ("--case", "10", "--dtype", "float32")
+pytestmark = pytest.mark.gpu
+
+
+def phase24(*argv: str) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--seed", "11",
+                           *argv], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out
+    return proc.returncode, out
+
+
+def counts(out: str) -> tuple[int, int]:
+    m = re.search(r"(\d+) passed, (\d+) failed", out)
+    assert m, out
+    return int(m[1]), int(m[2])
+
+
+@pytest.mark.parametrize("name", ["good.cu", "good.py"])
+def test_a_correct_file_passes_every_case(name):
+    rc, out = phase24("--file", str(FILES / name))
+    assert rc == 0 and counts(out)[1] == 0, out
+
+
+@pytest.mark.parametrize("name,verdict", [
+    ("faults.cu", r"illegal memory access"),
+    ("faults.py", r"illegal memory access"),
+    ("writes_past_row.cu", r"wrote outside its output: 8 elements after its end"),
+    ("writes_past_row.py", r"wrote outside its output: \d+ elements after its end"),
+    ("modifies_input.cu", r"modified its input"),
+    ("modifies_input.py", r"modified its input"),
+    ("calls_torch.py", r"no Triton kernel of calls_torch\.py ran"),
+])
+def test_a_planted_file_gets_its_verdict_and_the_table_ends(name, verdict):
+    rc, out = phase24("--file", str(FILES / name), *SOME)
+    assert rc == 1 and re.search(verdict, out), out
+    assert sum(counts(out)) == 6 and "300x1000 -inf/NaN/inf/huge" in out, out
+
+
+@pytest.mark.parametrize("name", ["hangs.cu", "hangs.py"])
+def test_a_hanging_kernel_times_out(name):
+    rc, out = phase24("--file", str(FILES / name), "--timeout", "20", *SOME)
+    assert rc == 1 and out.count("timed out after 20 s") == 2 and "not run" in out, out
+    assert sum(counts(out)) == 6, out
+
+
+@pytest.mark.parametrize("name,said", [
+    ("misnamed.cu", "defines no kernel named softmax_f32"),
+    ("no_extern_c.cu", 'softmax_f32 is not extern "C"'),
+    ("wrong_params.cu", "softmax_f32 takes parameters of 8, 8, 4, 4, 8 bytes"),
+])
+def test_a_cuda_file_off_the_abi_is_refused_by_name(name, said):
+    rc, out = phase24("--file", str(FILES / name))
+    assert rc == 1 and said in " ".join(out.split()), out
+
+
+def test_lab_01s_starter_is_graded_for_the_kernel_it_defines():
+    """It defines softmax_f32 only (its comments name softmax_f16 and softmax_bf16): float32 is
+    graded and fails by design; before, loading softmax_f16 raised a LaunchError."""
+    rc, out = phase24("--file", "labs/starters/my_softmax.cu")
+    flat = " ".join(out.split())
+    assert rc == 1 and "ABI: softmax_f32: found" in flat, out
+    assert " f16 " not in out and " f32 " in out, out
+
+
+def test_a_refusal_by_design_is_not_a_failure():
+    rc, out = phase24("--impl", "triton-naive", "--dtype", "float32")
+    assert rc == 0 and "not applicable: rows of" in out and counts(out)[1] == 0, out
