@@ -1,24 +1,24 @@
-"""Every shell command shown on the lab pages runs as the page says.
+"""Every shell command shown on the pages runs as the page shows it, from a fresh shell.
 
-The commands are read from the fenced ``bash`` blocks of the English lab and solutions pages (the
-Spanish twins hold identical code blocks, which tests/test_docs.py enforces): lines that start with
-``python -m phase24``, ``TRITON_INTERPRET=1 python -m phase24`` or ``nvcc``. Each becomes one test,
-run with ``sys.executable -m phase24`` in a scratch directory where ``labs/`` points at the
-repository's, so files a command writes (``out/minigpt/*.npz``, ``./hello``) stay out of the tree.
+The commands are read from the fenced ``bash`` blocks of the README, the home page and the English
+lab and solutions pages (the Spanish twins hold identical code blocks, which tests/test_docs.py
+enforces): lines that start with ``python -m phase24`` (after any ``VAR=value`` words) or ``nvcc``.
 
-Three kinds:
+How they run: lab 00's set-up block is the source of the first steps. Its ``bash scripts/setup.sh``
+runs once, from a fresh shell in the repository; each command then runs in a fresh shell of its own
+(``bash --noprofile --norc``, an environment of PATH without any virtual environment, HOME, and the
+kernel caches' variables where set) that runs the block's ``source .venv/bin/activate`` in the
+repository and then the command, exactly as shown, in a scratch directory where ``labs/`` points at
+the repository's, so the files a command writes (``out/minigpt/*.npz``, ``./hello``) stay out of the
+tree. One change: a ``bench`` or ``profile`` without ``--out`` is given a scratch ``--out`` on a GPU,
+so that recorded results are never overwritten.
 
-* CPU commands run here (doctor, build, results, the checks that run without a GPU, the Triton
-  interpreter, the nvcc builds of lab 00, the quick MiniGPT runs).
-* GPU commands (``bench``, ``hello``, ``profile``, checks of the CUDA C implementations, anything with
-  ``--device cuda``, the GPU form of a Triton check) carry ``pytest.mark.gpu``: skipped, visibly,
-  without a GPU, and run by ``scripts/gpu-session.sh`` (``pytest -m gpu``). A ``bench`` or
-  ``profile`` without ``--out`` is given a scratch ``--out``: recorded results are never overwritten.
-* Long commands, listed in ``LONG`` with the reason, are skipped everywhere; each names where it
-  does run.
-
-Whatever the kind, every ``phase24`` command must parse with the real argument parser, so a page
-cannot show an option or a subcommand that does not exist.
+Each command is two tests: ``test_command_on_cpu`` (skipped, visibly, where there is a GPU) expects
+what a machine without a GPU does (the GPU commands say what they skip and why, and exit 0), and
+``test_command_on_gpu`` (marked ``gpu``: run by ``scripts/gpu-session.sh``) expects the GPU's results.
+Long commands, listed in ``LONG`` with the reason, are skipped everywhere; each names where it
+does run. Whatever the machine, every ``phase24`` command must parse with the real argument
+parser, so a page cannot show an option or a subcommand that does not exist.
 """
 
 from __future__ import annotations
@@ -26,9 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,15 +34,24 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted(p for folder in ("lab", "solutions")
-               for p in (ROOT / "docs" / "phase-24-cuda-triton" / folder).glob("*.md")
-               if not p.name.endswith(".es.md"))
+DOCS = ROOT / "docs" / "phase-24-cuda-triton"
+LAB00 = DOCS / "lab" / "00-hello-cuda.md"
+PAGES = [ROOT / "README.md", ROOT / "docs" / "index.md"] + sorted(
+    p for folder in ("lab", "solutions") for p in (DOCS / folder).glob("*.md")
+    if not p.name.endswith(".es.md"))
 GPU = torch.cuda.is_available()
 TIMEOUT_S = 600
+# What a fresh shell inherits besides PATH and HOME: where the kernel caches are, when set
+# (scripts/gpu-session.sh points them into the tree), and which GPUs the machine lends.
+KEPT_VARIABLES = ("PHASE24_CACHE", "TRITON_CACHE_DIR", "CUDA_VISIBLE_DEVICES")
 
 # Commands too long for CI on a CPU, with the reason and where they do run. Matched on the whole
 # command line after whitespace normalisation.
 LONG = {
+    "python -m phase24 check softmax":
+        "every implementation on every case: on a CPU, Triton's interpreter takes minutes; "
+        "`bash run.sh` runs it on both machines (its check step; results/cpu/run.log), "
+        "tests/test_cli_cpu.py runs it on one case",
     "python -m phase24 minigpt parity":
         "the full parity report (100 + 100 exact steps) takes over 2 minutes on 2 cores; "
         "tests/test_minigpt_parity.py covers it, and `python -m phase24 run` shows it",
@@ -64,12 +71,13 @@ LONG = {
 }
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`]*)$")
-PREFIXES = ("python -m phase24", "TRITON_INTERPRET=1 python -m phase24", "nvcc ")
+COMMAND = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python -m phase24|nvcc)\b")
 
 
 @dataclass
 class Command:
-    line: str                      # as shown on the page, whitespace normalised
+    line: str                      # as shown on the page, whitespace normalised, comment removed
+    shown: str = ""                # as shown, comment included: what the shell runs
     where: list[str] = field(default_factory=list)  # page:line of each occurrence
     env: dict[str, str] = field(default_factory=dict)
     argv: list[str] = field(default_factory=list)   # after the program: phase24's arguments or nvcc's
@@ -109,28 +117,39 @@ def bash_lines(text: str):
 def lab_commands() -> list[Command]:
     found: dict[str, Command] = {}
     for page in PAGES:
-        for n, line in bash_lines(page.read_text(encoding="utf-8")):
-            if not line.startswith(PREFIXES):
+        for n, shown in bash_lines(page.read_text(encoding="utf-8")):
+            if not COMMAND.match(shown):
                 continue
+            line = shown.split(" #", 1)[0].strip()
             where = f"{page.relative_to(ROOT)}:{n}"
             if line in found:
                 found[line].where.append(where)
                 continue
-            words = shlex.split(line.split(" #", 1)[0])
+            words = shlex.split(line)
             env = {}
             while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
                 k, v = words.pop(0).split("=", 1)
                 env[k] = v
             if words[0] == "nvcc":
-                cmd = Command(line, [where], env, words[1:], "nvcc")
+                cmd = Command(line, shown, [where], env, words[1:], "nvcc")
             else:
                 assert words[:3] == ["python", "-m", "phase24"], line
-                cmd = Command(line, [where], env, words[3:])
+                cmd = Command(line, shown, [where], env, words[3:])
             found[line] = cmd
     return list(found.values())
 
 
+def setup_block() -> tuple[list[str], list[str]]:
+    """Lab 00's first steps: (the set-up commands, run once; the activation, run in every shell)."""
+    lines = [line.split(" #", 1)[0].strip() for _, line in bash_lines(LAB00.read_text("utf-8"))]
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("bash scripts/setup.sh") and lines[i + 1].startswith("source "):
+            return [line], [lines[i + 1]]
+    raise AssertionError(f"{LAB00.name} shows no `bash scripts/setup.sh` then `source ...` block")
+
+
 COMMANDS = lab_commands()
+SETUP, ACTIVATE = setup_block()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -149,83 +168,78 @@ def _opt(argv: list[str], name: str) -> list[str] | None:
     return vals
 
 
-def kind(cmd: Command) -> tuple[str, str]:
-    """('cpu' | 'gpu' | 'long' | 'cpu-only', reason)."""
-    if cmd.line in LONG:
-        return "long", LONG[cmd.line]
-    if cmd.tool == "nvcc":
-        return "cpu", ""
+def needs_gpu(cmd: Command) -> str:
+    """What of the command needs a GPU, in words ('' when a CPU runs all of it)."""
     a = cmd.argv
-    interp = cmd.env.get("TRITON_INTERPRET", "0") not in ("", "0")
+    if cmd.tool == "nvcc":
+        return ""
     if a[0] in ("hello", "bench", "profile"):
-        return "gpu", f"`{a[0]}` needs a GPU"
+        return f"`{a[0]}`"
     if "--device" in a and (_opt(a, "--device") or [""])[0].startswith("cuda"):
-        return "gpu", "runs on --device cuda"
-    if a[0] == "check":
-        impls = _opt(a, "--impl") or []
-        file = (_opt(a, "--file") or [""])[0]
-        if any(i.startswith("cuda") for i in impls):
-            return "gpu", "checks CUDA C implementations"
-        if interp:
-            return "cpu-only", "the Triton interpreter form, for machines without a GPU"
-        if any(i.startswith("triton") for i in impls) or file.endswith(".py"):
-            return "gpu", "the GPU form of a Triton check (the TRITON_INTERPRET=1 form runs on CPU)"
-    return "cpu", ""
+        return "--device cuda"
+    if a[0] == "check" and any(i.startswith("cuda") for i in _opt(a, "--impl") or []):
+        return "the CUDA C implementations"
+    return ""
 
 
-def expected(cmd: Command) -> tuple[int, str | None]:
-    """(exit status, a string the output must contain) on this machine."""
+def expected(cmd: Command, gpu: bool) -> tuple[int, list[str]]:
+    """(exit status, strings the output must contain) on a machine with or without a GPU."""
     a = cmd.argv
     if cmd.tool == "nvcc":
-        return 0, None
+        return 0, []
     file = (_opt(a, "--file") or [""])[0]
     if a[0] == "check" and file.startswith("labs/starters/"):
-        if file.endswith(".cu") and not GPU:
-            return 0, "Compiled."  # compile-only on a CPU
-        return 1, " failed (seed"  # the starter runs and fails by design until the learner fills it
+        if file.endswith(".cu") and not gpu:
+            return 0, ["Compiled.", "ABI: softmax_f32: found"]  # compile-only on a CPU
+        return 1, [" failed (seed"]  # the starter runs and fails by design until the learner fills it
     if a[0] == "minigpt" and "--gelu-c" in a:
-        return 1, "overall: FAIL"  # the planted error must be caught
+        return 1, ["overall: FAIL"]  # the planted error must be caught
     if a[0] == "minigpt" and a[1] == "parity":
-        return 0, "overall: PASS"
+        return 0, ["overall: PASS"]
+    if not gpu and a[0] in ("hello", "bench", "profile"):
+        return 0, ["No GPU here"]
     if a[0] == "check":
-        return 0, " passed, 0 failed"
-    return 0, None
-
-
-def _nvcc() -> str | None:
-    for c in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if c and Path(c).exists():
-            return c
-    return None
+        impls = _opt(a, "--impl") or []
+        if not gpu and impls and all(i.startswith("cuda") for i in impls):
+            return 0, ["needs a GPU: skipped", "Nothing to check on this machine"]
+        return 0, [" passed, 0 failed"] + (["needs a GPU: skipped"] if needs_gpu(cmd) and not gpu
+                                          else [])
+    return 0, []
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("lab-commands")
     (d / "labs").symlink_to(ROOT / "labs", target_is_directory=True)
+    proc = _fresh_shell(" && ".join(SETUP), ROOT)
+    assert proc.returncode == 0, f"{SETUP} (lab 00's set-up) failed:\n{proc.stdout}{proc.stderr}"
     return d
 
 
-def _env(extra: dict[str, str]) -> dict[str, str]:
-    env = dict(os.environ, NO_COLOR="1", PYTHONUNBUFFERED="1", **extra)
-    env["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+def fresh_env() -> dict[str, str]:
+    """A new shell's environment: PATH without any virtual environment's bin/, HOME, the kept
+    variables; no PYTHONPATH, no VIRTUAL_ENV."""
+    path = [p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+            if p and not (Path(p).parent / "pyvenv.cfg").exists()]
+    env = {"PATH": os.pathsep.join(path), "HOME": os.environ.get("HOME", "/tmp")}
+    env.update({k: os.environ[k] for k in KEPT_VARIABLES if k in os.environ})
     return env
 
 
+def _fresh_shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "--noprofile", "--norc", "-c", script], cwd=cwd,
+                          env=fresh_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
 def _run(cmd: Command, workdir: Path) -> subprocess.CompletedProcess:
-    argv = list(cmd.argv)
-    if cmd.tool == "nvcc":
-        nvcc = _nvcc()
-        if nvcc is None:
-            pytest.skip("nvcc is not installed")
-        full = [nvcc, *argv]
-    else:
-        if argv[0] in ("bench", "profile") and "--out" not in argv:  # never over recorded results
-            argv += ["--out", str(workdir / argv[0])]
-        full = [sys.executable, "-m", "phase24", *argv]
-        _make_inputs(cmd, workdir)
-    return subprocess.run(full, cwd=workdir, env=_env(cmd.env), capture_output=True, text=True,
-                          timeout=TIMEOUT_S)
+    shown = cmd.shown
+    if GPU and cmd.tool == "phase24" and cmd.argv[0] in ("bench", "profile") and \
+            "--out" not in cmd.argv:  # never over the recorded results
+        shown = f"{cmd.line} --out {shlex.quote(str(workdir / cmd.argv[0]))}"
+    _make_inputs(cmd, workdir)
+    script = " && ".join([f"cd {shlex.quote(str(ROOT))}", *ACTIVATE,
+                          f"cd {shlex.quote(str(workdir))}", shown])
+    return _fresh_shell(script, workdir)
 
 
 def _train_output(c: Command) -> str | None:
@@ -241,23 +255,20 @@ def _make_inputs(cmd: Command, workdir: Path) -> None:
         need = (_opt(cmd.argv, opt) or [None])[0]
         if need is None or (workdir / need).exists():
             continue
-        producer = next((c for c in COMMANDS if _train_output(c) == need and kind(c)[0] == "cpu"), None)
+        producer = next((c for c in COMMANDS if _train_output(c) == need and c.line not in LONG
+                         and not needs_gpu(c)), None)
         assert producer is not None, f"{cmd.line}: no command on the pages writes {need}"
         proc = _run(producer, workdir)
         assert proc.returncode == 0, f"{producer.line} (to make {need}) failed:\n{proc.stdout}{proc.stderr}"
 
 
-def _params():
+def _params(gpu: bool):
     out = []
     for c in COMMANDS:
-        k, reason = kind(c)
-        marks = []
-        if k == "gpu":
-            marks.append(pytest.mark.gpu)
-        elif k == "long":
-            marks.append(pytest.mark.skip(reason=f"long: {reason}"))
-        elif k == "cpu-only" and GPU:
-            marks.append(pytest.mark.skip(reason=reason))
+        marks = [pytest.mark.gpu] if gpu else \
+            [pytest.mark.skipif(GPU, reason="this machine has a GPU: test_command_on_gpu runs it")]
+        if c.line in LONG:
+            marks.append(pytest.mark.skip(reason=f"long: {LONG[c.line]}"))
         out.append(pytest.param(c, marks=marks, id=c.id))
     return out
 
@@ -272,6 +283,16 @@ def test_pages_show_commands():
     assert any(c.tool == "nvcc" for c in COMMANDS)
 
 
+def test_first_steps_are_the_same_everywhere():
+    """The README, the home page and lab 00 show the same set-up, before any phase24 command."""
+    for page in (ROOT / "README.md", ROOT / "docs" / "index.md", LAB00):
+        lines = [line for _, line in bash_lines(page.read_text(encoding="utf-8"))]
+        first = next(i for i, line in enumerate(lines) if COMMAND.match(line) and "phase24" in line)
+        for step in SETUP + ACTIVATE:
+            assert step in [line.split(" #", 1)[0].strip() for line in lines[:first]], \
+                f"{page.name}: `{step}` is not shown before its first phase24 command"
+
+
 @pytest.mark.parametrize("cmd", [pytest.param(c, id=c.id) for c in COMMANDS if c.tool == "phase24"])
 def test_command_parses(cmd: Command):
     from phase24.cli import build_parser
@@ -282,32 +303,42 @@ def test_command_parses(cmd: Command):
         pytest.fail(f"{cmd.line} (shown at {', '.join(cmd.where)}) does not parse: exit {err.code}")
 
 
-@pytest.mark.parametrize("cmd", _params())
-def test_command_runs(cmd: Command, workdir: Path):
-    status, needle = expected(cmd)
+def _check(cmd: Command, workdir: Path, gpu: bool) -> None:
+    status, needles = expected(cmd, gpu)
     proc = _run(cmd, workdir)
     out = proc.stdout + proc.stderr
     shown = f"{cmd.line} (shown at {', '.join(cmd.where)})"
     assert "Traceback (most recent call last)" not in out, f"{shown} crashed:\n{out[-4000:]}"
+    assert "RuntimeWarning" not in out, f"{shown} shows NumPy's warnings:\n{out[-4000:]}"
     assert proc.returncode == status, f"{shown}: exit {proc.returncode}, expected {status}:\n{out[-4000:]}"
-    if needle:
-        assert needle in out, f"{shown}: the output lacks {needle!r}:\n{out[-4000:]}"
+    flat = " ".join(out.split())  # a message may be wrapped to the terminal's width
+    for needle in needles:
+        assert needle in flat, f"{shown}: the output lacks {needle!r}:\n{out[-4000:]}"
+
+
+@pytest.mark.parametrize("cmd", _params(gpu=False))
+def test_command_on_cpu(cmd: Command, workdir: Path):
+    _check(cmd, workdir, gpu=False)
+
+
+@pytest.mark.parametrize("cmd", _params(gpu=True))
+def test_command_on_gpu(cmd: Command, workdir: Path):
+    _check(cmd, workdir, gpu=True)
 
 
 # Lab 00's standalone program: what CHECK prints without a GPU, and PASS with one.
 
 
 def _build_hello(workdir: Path) -> Path:
-    nvcc = _nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc is not installed")
     arch = "sm_90a"
     if GPU:
         major, minor = torch.cuda.get_device_capability()
         arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
     exe = workdir / f"hello_{arch}"
-    subprocess.run([nvcc, "-O2", f"-arch={arch}", "-o", str(exe), "labs/00-hello-cuda/hello.cu"],
-                   cwd=workdir, check=True, capture_output=True, timeout=TIMEOUT_S)
+    proc = _fresh_shell(f"nvcc -O2 -arch={arch} -o {exe} labs/00-hello-cuda/hello.cu", workdir)
+    if proc.returncode == 127:
+        pytest.skip("nvcc is not installed")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     return exe
 
 

@@ -6,7 +6,9 @@
 //
 // On a machine with an NVIDIA GPU the checker compiles it for that GPU, runs it on every test
 // case and compares it with softmax in float64. Without a GPU it compiles it for sm_80, sm_89
-// and sm_90a and prints ptxas's report (registers, shared memory, spills) for each kernel.
+// and sm_90a, prints ptxas's report (registers, shared memory, spills) for each kernel and
+// checks the kernels the cubin exports against the ABI below. It runs the file's code with your
+// rights.
 //
 // The kernel ABI the checker expects (the same one the lab's own kernels follow):
 //

@@ -4,11 +4,13 @@ Grade it with
 
     python -m phase24 check softmax --file labs/starters/my_softmax.py
 
-(on a machine without a GPU the checker runs it in Triton's interpreter, TRITON_INTERPRET=1).
+(on a machine without a GPU the checker runs it in Triton's interpreter; nothing to set). The
+checker runs this file's code, with your rights, in a worker process of its own.
 
 The ABI the checker expects from this file:
 
-* ``softmax_rows(x2d, out)``: a Python function that launches your kernel(s).
+* ``softmax_rows(x2d, out)``: a Python function that launches your kernel(s): a
+  ``@triton.jit`` kernel of this file must compute the result (one that calls torch.softmax fails).
   ``x2d`` is an (M, N) tensor, float32, float16 or bfloat16, M >= 1 and N >= 1. Its last dim has
   stride 1, but its rows may be further apart than N: the row stride is ``x2d.stride(0)``
   (a sliced view ``x[:, 1:]`` gives rows that are not even 16-byte aligned).
