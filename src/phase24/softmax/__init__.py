@@ -40,7 +40,26 @@ def softmax(x: torch.Tensor, impl: str = "cuda") -> torch.Tensor:
     except KeyError:
         raise SoftmaxArgumentError(
             f"unknown implementation {impl!r}; choose one of {sorted(IMPLEMENTATIONS)}") from None
-    return fn(x)
+    try:
+        return fn(x)
+    except SoftmaxArgumentError as err:
+        if not _only_the_device(x) or torch.cuda.is_available():
+            raise
+        raise SoftmaxArgumentError(
+            f"{err}; but this machine has no CUDA GPU: here use softmax(x, impl='torch'), or a "
+            "Triton implementation (impl='triton', 'triton-naive', ...), which runs CPU tensors "
+            "in Triton's interpreter") from None
+
+
+def _only_the_device(x) -> bool:
+    """Whether ``x`` is a CPU tensor that a CUDA implementation refuses for its device alone."""
+    if not isinstance(x, torch.Tensor) or x.device.type == "cuda":
+        return False
+    try:
+        check_input(x, "", allow_cpu=True)
+    except SoftmaxArgumentError:
+        return False
+    return True
 
 
 __all__ = ["IMPLEMENTATIONS", "SoftmaxArgumentError", "softmax", "softmax_reference",
