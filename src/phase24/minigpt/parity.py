@@ -13,11 +13,13 @@ and AdamW, and every tensor at every step must have equal SHA-256 hashes of its 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -193,6 +195,20 @@ def first_divergence(a: dict, b: dict):
 
 # -- the printed report -------------------------------------------------------------------
 
+class _Steps:
+    """``with step(text):`` prints the step as it starts, then its time when it ends."""
+
+    def __init__(self, con):
+        self.con = con
+
+    @contextlib.contextmanager
+    def __call__(self, text: str):
+        self.con.print(f"... {text}", highlight=False)
+        t0 = time.monotonic()
+        yield
+        self.con.print(f"    done in {time.monotonic() - t0:.1f} s", highlight=False)
+
+
 def report(cfg: GPTConfig = TINY, tc: TrainConfig = TINY_TRAIN, steps: int = 100, exact_steps: int = 100,
            numpy_gelu_c: float = GELU_C, do_exact: bool = True, console=None) -> bool:
     from rich.console import Console
@@ -201,7 +217,9 @@ def report(cfg: GPTConfig = TINY, tc: TrainConfig = TINY_TRAIN, steps: int = 100
     con = console or Console(width=max(Console().width, 118))
     con.print(f"[bold]MiniGPT parity, float64[/bold]  config={cfg.to_json()}")
     con.print(f"train={tc.to_json()}  numpy GELU constant={numpy_gelu_c}")
-    res = run_idiomatic(cfg, tc, steps, numpy_gelu_c=numpy_gelu_c)
+    step = _Steps(con)
+    with step(f"idiomatic port: {steps} training steps of NumPy and of PyTorch, side by side"):
+        res = run_idiomatic(cfg, tc, steps, numpy_gelu_c=numpy_gelu_c)
     t = Table(title=f"Idiomatic port: step 1 (rtol {STEP1_RTOL:g}, atol {STEP1_ATOL:g}) "
                     f"and parameters after {steps} steps (rtol {PARAM_RTOL:g}, atol {PARAM_ATOL:g})")
     for col in ("tensor", "max abs err", "max rel err", "bit-identical", "err/tol", "ok"):
@@ -229,8 +247,12 @@ def report(cfg: GPTConfig = TINY, tc: TrainConfig = TINY_TRAIN, steps: int = 100
         con.print("failing: " + "; ".join(res.failures()[:8]))
     ok = res.ok
     if do_exact:
-        ref = run_exact("numpy", cfg, tc, exact_steps)
-        others = [run_exact("torch", cfg, tc, exact_steps, threads=1), run_exact_subprocess(2, cfg, tc, exact_steps)]
+        with step(f"exact mode: {exact_steps} steps of NumPy"):
+            ref = run_exact("numpy", cfg, tc, exact_steps)
+        with step(f"exact mode: {exact_steps} steps of PyTorch, 1 thread"):
+            others = [run_exact("torch", cfg, tc, exact_steps, threads=1)]
+        with step(f"exact mode: {exact_steps} steps of PyTorch, 2 threads (a fresh process)"):
+            others.append(run_exact_subprocess(2, cfg, tc, exact_steps))
         con.print(f"[bold]Exact mode[/bold] ({exact_steps} steps, fixed-order primitives, SHA-256 of bytes)")
         n_t = len(ref["trace"][0])
         for o in others:
