@@ -90,7 +90,7 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
         ("compile .cu + ptxas reports", "works" if nvcc else "NO: install the CUDA toolkit (nvcc)"),
         ("run CUDA C kernels", "works" if gpu and nvcc else "NO: needs an NVIDIA GPU"),
         ("Triton kernels", ("works on the GPU" if gpu else
-                            "in the interpreter only (TRITON_INTERPRET=1, small shapes)")
+                            "in Triton's interpreter, nothing to set (small shapes)")
          if triton else "NO: triton is not installed"),
         ("thread-block clusters (cuda-v5)", "works" if gpu and _any_clusters() else
          "no (needs Hopper, sm_90)"),
