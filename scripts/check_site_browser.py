@@ -1,7 +1,8 @@
 """Open every page of the built course site, in both languages, in headless Chromium with the
-network cut off, and check that it renders: Mermaid diagrams drawn, MathJax formulas typeset, the
-language switch present, no request to another host, no script error. Writes screenshots of a
-diagram and a formula in each language and a report (report.md) into the output folder.
+network cut off, and check that it renders: Mermaid diagrams drawn, MathJax formulas typeset, images
+loaded, the language switch present, no request to another host, no script error. Writes
+screenshots of a diagram, a formula and a figure in each language and a report (report.md) into
+the output folder.
 
 Usage: python scripts/check_site_browser.py [--site DIR] [--out results/site]
   --site DIR  a site already built (default: build one with `mkdocs build --strict` into a
@@ -33,10 +34,11 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 WIDTH = 1400
 SHOT_HEIGHT = 1400
-# (screenshot name, page, what to capture): a diagram and a formula, in each language
+# (screenshot name, page, what to capture): a diagram, a formula and a figure, in each language
 SHOTS = [
     ("diagram", "phase-24-cuda-triton/lab/02-tuned-kernel/", "div.mermaid"),
     ("formula", "phase-24-cuda-triton/theory/02-from-naive-to-tiled/", "div.arithmatex"),
+    ("figure", "phase-24-cuda-triton/theory/03-triton/", ".md-content figure"),
 ]
 
 PROBE = """() => {
@@ -180,12 +182,14 @@ def write_report(out: Path, rows: list, outside: list[str]) -> None:
              f"served on 127.0.0.1 and opened in Chromium at {WIDTH} px with every other host "
              "unreachable. Requests to other hosts: " + (", ".join(outside) or "none") + ".",
              "",
-             "| page | diagrams drawn | formulas typeset | language switch | code blocks "
-             "scrolling sideways | problems |",
-             "|---|---|---|---|---|---|"]
+             "| page | diagrams drawn | formulas typeset | images loaded | language switch | "
+             "code blocks scrolling sideways | problems |",
+             "|---|---|---|---|---|---|---|"]
     for rel, info, problems in rows:
+        loaded = sum(1 for _, w in info["images"] if w)
         lines.append(f"| `{rel}` | {info['mermaidDrawn']} | {info['mathTypeset']}/{info['mathTotal']} "
-                     f"| {' · '.join(info['langSwitch'])} | {info['codeScrolling']}/{info['codeBlocks']} "
+                     f"| {loaded}/{len(info['images'])} | {' · '.join(info['langSwitch'])} "
+                     f"| {info['codeScrolling']}/{info['codeBlocks']} "
                      f"| {'; '.join(problems) or 'none'} |")
     lines += ["", "Screenshots: " + ", ".join(f"`{n}-{lang}.png`" for n, _, _ in SHOTS
                                                for lang in ("en", "es")) + "."]

@@ -326,5 +326,5 @@ def test_every_page_renders_offline_in_chromium(tmp_path):
                            "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True,
                           text=True, timeout=900, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    for name in ("diagram-en", "diagram-es", "formula-en", "formula-es"):
+    for name in ("diagram-en", "diagram-es", "formula-en", "formula-es", "figure-en", "figure-es"):
         assert (tmp_path / "out" / f"{name}.png").stat().st_size > 5000
