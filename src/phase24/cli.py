@@ -208,13 +208,13 @@ def cmd_run(args) -> int:
     kernel builds, the Triton checks in the interpreter and the last recorded H200 results; on
     both, the MiniGPT parity report."""
     from phase24.harness.check import short_error
-    from phase24.harness.layout import Columns, out
+    from phase24.harness.layout import Columns, out, say
 
     gpu = _gpu()
     skipped = "" if gpu else ("no GPU here: skipped lab 00's run, the CUDA checks, the benchmark "
                               "and the profiles")
     if skipped:
-        out(skipped[0].upper() + skipped[1:] + " (the recorded H200 results are shown).")
+        say(skipped[0].upper() + skipped[1:] + " (the recorded H200 results are shown).")
     parser, done = build_parser(), []
     for title, argv in _main_job_steps(gpu):
         out(f"\n=== {title}: python -m phase24 {' '.join(argv)}")
@@ -227,14 +227,15 @@ def cmd_run(args) -> int:
             verdict = f"FAILED: {short_error(err)}"
         done.append((title, verdict, _duration(time.monotonic() - t0)))
         out(f"=== {title}: {verdict}")
-    out(f"\n=== summary of the main job ({skipped or 'on ' + _gpu_name()})")
+    out(f"\n=== summary of the main job ({'on ' + _gpu_name() if gpu else 'no GPU here'})")
     cols = Columns(["step", "verdict", "time"], [max(len(t) for t, _, _ in done), 7, 10],
                    right={"time"})
     cols.header()
     for title, verdict, took in done:
         cols.row([title, verdict, took])
     failed = sum(v != "passed" for _, v, _ in done)
-    out(f"{len(done) - failed} of {len(done)} steps passed" + (f", {failed} failed" if failed else ""))
+    say(f"{len(done) - failed} of {len(done)} steps passed" + (f", {failed} failed" if failed else "")
+        + (f"; {skipped}" if skipped else ""))
     return 1 if failed else 0
 
 
