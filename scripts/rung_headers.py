@@ -12,6 +12,7 @@ from the committed JSON.
 """
 
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -22,12 +23,15 @@ KERNELS = ROOT / "src" / "phase24" / "kernels"
 LADDER = ROOT / "src" / "phase24" / "softmax" / "triton_ladder"
 CUDA_RUN = RESULTS / "softmax-e437d3f.json"  # the last run of every CUDA rung
 TRITON_RUN = RESULTS / "softmax.json"
-CUDA_RUNGS = {"softmax_v0_naive.cu": "cuda-naive", "softmax_v1_block_smem.cu": "cuda-v1",
-              "softmax_v2_online_shuffle.cu": "cuda-v2", "softmax_v3_registers_vec16.cu": "cuda-v3",
-              "softmax_v4_shape_specialised.cu": "cuda-v4", "softmax_v5_cluster.cu": "cuda-v5",
-              "softmax_v6_lean.cu": "cuda-v6", "softmax_v7_cluster_lean.cu": "cuda-v7",
-              "softmax_v8_pipelined.cu": "cuda-v8", "softmax_v9_cluster_smem.cu": "cuda-v9",
-              "softmax_v10_cluster_push.cu": "cuda-v10"}
+CLUSTER_GUARD = "__CUDA_ARCH__ < 900"  # in the files built for thread-block clusters only
+
+
+def cuda_rungs() -> dict:
+    """{file: registry name} of each CUDA rung, as its first line names it ("// v7 (cuda-v7, ...")."""
+    return {path.name: re.match(r"// v\d+ \((cuda-[\w-]+)", path.read_text())[1]
+            for path in sorted(KERNELS.glob("softmax_v*.cu"))}
+
+
 # Triton rung: (file, the bulk row lengths it is built for, what it adds)
 TRITON_RUNGS = {
     "triton-naive": ("v0_naive.py", (128, 65536), "one program per row"),
@@ -44,7 +48,7 @@ FEW = ((1, 32768), (8, 131072), (64, 32768), (64, 262144))
 DTYPES = (("float32", "fp32"), ("bfloat16", "bf16"))
 
 
-def cuda_header(data: dict, impl: str) -> list[str]:
+def cuda_header(data: dict, impl: str, cluster: bool) -> list[str]:
     bulk = [r for r in data["records"] if r["impl"] == impl and r["M"] * r["N"] == 2**28]
     parts, long_parts = [], []
     for dtype, tag in DTYPES:
@@ -56,7 +60,7 @@ def cuda_header(data: dict, impl: str) -> list[str]:
              f"{data['copy_gbps']:.0f} GB/s),",
              "// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): "
              + "; ".join(parts) + "."]
-    if impl in ("cuda-v5", "cuda-v7", "cuda-v8", "cuda-v9", "cuda-v10"):
+    if cluster:  # a rung built for thread-block clusters, for long rows
         lines.append(f"// Rows of {LONG_ROWS} to 262144, % of copy: " + "; ".join(long_parts) + ".")
     return lines
 
@@ -174,8 +178,10 @@ def rewrite(text: str, lines: list[str], mark: str) -> str:
                 and not src[j].startswith(prefix + "Measured") and _continues(src[j], prefix):
             j += 1
         src[i:j] = lines
-    elif mark.startswith("//"):  # a new CUDA rung: right after the include of the shared header
-        i = next(k for k, s in enumerate(src) if s.startswith('#include "softmax_common.cuh"'))
+    elif mark.startswith("//"):  # a new CUDA rung: right after its includes
+        i = next(k for k, s in enumerate(src) if s.startswith('#include "'))
+        while src[i + 1].startswith('#include "'):  # after the includes
+            i += 1
         src[i + 1:i + 1] = lines
     else:  # a new Triton rung: right after the module docstring
         i = next(k for k, s in enumerate(src) if k > 0 and s.rstrip().endswith('"""'))
@@ -192,8 +198,8 @@ def _continues(line: str, prefix: str) -> bool:
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     cuda, triton = json.loads(CUDA_RUN.read_text()), json.loads(TRITON_RUN.read_text())
-    targets = [(KERNELS / name, cuda_header(cuda, impl), MARK[".cu"])
-               for name, impl in CUDA_RUNGS.items()]
+    targets = [(KERNELS / name, cuda_header(cuda, impl, CLUSTER_GUARD in (KERNELS / name).read_text()),
+                MARK[".cu"]) for name, impl in cuda_rungs().items()]
     targets += [(LADDER / file, triton_header(triton, impl), MARK[".py"])
                 for impl, (file, _, _) in TRITON_RUNGS.items()]
     stale = []

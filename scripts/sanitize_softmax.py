@@ -80,7 +80,7 @@ def main() -> int:
         for cfg in ci.configs(kind, torch.float32):  # float32's list holds every configuration
             n = ci.capacity(kind, cfg, torch.float32) - short
             runs.append(forced(kind, cfg, (m, n)))
-    for cfg in ci.V8_CONFIGS:  # more rows than clusters: the prefetch loop runs
+    for cfg in ci.configs("v8", torch.float32):  # more rows than clusters: the prefetch loop runs
         runs.append(forced("v8", cfg, (2500, 40)))
     return check(runs)
 

@@ -47,7 +47,8 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
             cands = [(kind, c) for kind in kinds for c in ci.configs(kind, dtype)
                      if n <= ci.capacity(kind, c, dtype) <= (2 * n if kind in ("v4", "v5", "v6") else room)
                      or (n < vw and c == (1, 1))]  # rows shorter than a slot: v4/v6's smallest
-            if n <= 256 * ci.V3_KS[-1] * vw and (only is None or "v3" in only):  # v3 can still win
+            v3_reach = 256 * ci.configs("v3", dtype)[-1][0] * vw  # its largest K, 256 threads
+            if n <= v3_reach and (only is None or "v3" in only):  # v3 can still win
                 cands.append(("v3", None))
             rows = {**ci.KINDS, "v3": lambda a, b, config: ci.rows_v3(a, b)}  # v3 has no choice
             timings = []

@@ -11,8 +11,8 @@ from nvcc_helpers import needs_nvcc
 from phase24.bridge.nvcc import (KERNELS_DIR, PORTABLE, NvccError, compile_cu,
                                  parse_ptxas_report)
 from phase24.bridge.prebuild import kernel_jobs, prebuild
-from phase24.softmax.cuda_impls import (DTYPE_TAG, HOPPER_ONLY, SLOTS, V4_CONFIGS, V6_CONFIGS,
-                                        configs)
+from phase24.softmax.cuda_impls import (DTYPE_TAG, HOPPER_ONLY, configs, group_block,
+                                        kernel_name, source)
 
 SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
 ARCHS = ("sm_80", "sm_89", "sm_90a")
@@ -51,45 +51,28 @@ def test_compiles_without_spills(source, arch):
             assert k.registers * 1 <= 255
 
 
-# rung: (file, the kernel name of a configuration without its dtype tag)
-LAUNCHER_NAMES = {
-    "v4": ("softmax_v4_shape_specialised.cu", lambda g, k: f"softmax_v4_g{g}_k{k}"),
-    "v5": ("softmax_v5_cluster.cu", lambda t, k, c: f"softmax_v5_t{t}_k{k}_c{c}"),
-    "v6": ("softmax_v6_lean.cu", lambda g, k: f"softmax_v6_g{g}_k{k}"),
-    "v7": ("softmax_v7_cluster_lean.cu", lambda t, k, c: f"softmax_v7_t{t}_k{k}_c{c}"),
-    "v8": ("softmax_v8_pipelined.cu", lambda t, c: f"softmax_v8_t{t}_c{c}"),
-    "v9": ("softmax_v9_cluster_smem.cu", lambda t, k, s, c: f"softmax_v9_t{t}_k{k}_s{s}_c{c}"),
-    "v10": ("softmax_v10_cluster_push.cu",
-            lambda t, k, s, c: f"softmax_v10_t{t}_k{k}_s{s}_c{c}"),
-}
-
-
 @needs_nvcc
-@pytest.mark.parametrize("rung", list(LAUNCHER_NAMES))
-def test_every_configuration_the_launcher_names_exists(rung):
-    """Every configuration the launcher may choose for a dtype is compiled for that dtype."""
-    source, stem = LAUNCHER_NAMES[rung]
-    names = set(compile_cu(KERNELS_DIR / source, "sm_90a").kernels)
-    assert set(LAUNCHER_NAMES) == set(SLOTS)  # every tunable rung is listed here
-    for dtype, tag in DTYPE_TAG.items():
-        for config in configs(rung, dtype):
-            assert f"{stem(*config)}_{tag}" in names
+@pytest.mark.parametrize("rung", [f"v{i}" for i in range(11)])
+def test_the_launcher_names_every_kernel_of_its_rung(rung):
+    """The kernels a rung's file compiles are exactly those its launcher can name: each
+    configuration it may choose, for each dtype that configuration is built for (both read from
+    the file's VN_CONFIGS and VN_KERNEL)."""
+    arch = "sm_90a" if source(rung) in HOPPER_ONLY else "sm_80"
+    names = set(compile_cu(KERNELS_DIR / source(rung), arch).kernels)
+    assert names == {kernel_name(rung, config, dtype)
+                     for dtype in DTYPE_TAG for config in configs(rung, dtype)}
 
 
 @needs_nvcc
 def test_registers_fit_the_block():
     """A kernel launched with B threads must need at most 65536 / B registers per thread."""
     for arch in ("sm_80", "sm_90a"):
-        b = compile_cu(KERNELS_DIR / "softmax_v4_shape_specialised.cu", arch)
-        for g, k in V4_CONFIGS:
-            block = g if g > 32 else 128
-            for tag in ("f32", "f16", "bf16"):
-                assert b.kernels[f"softmax_v4_g{g}_k{k}_{tag}"].registers * block <= 65536
-        b6 = compile_cu(KERNELS_DIR / "softmax_v6_lean.cu", arch)
-        for g, k in V6_CONFIGS:
-            block = g if g > 32 else 128
-            for tag in ("f32", "f16", "bf16"):
-                assert b6.kernels[f"softmax_v6_g{g}_k{k}_{tag}"].registers * block <= 65536
+        for rung in ("v4", "v6"):
+            kernels = compile_cu(KERNELS_DIR / source(rung), arch).kernels
+            for dtype in DTYPE_TAG:
+                for config in configs(rung, dtype):
+                    registers = kernels[kernel_name(rung, config, dtype)].registers
+                    assert registers * group_block(config[0]) <= 65536, (rung, config, dtype)
 
 
 @needs_nvcc

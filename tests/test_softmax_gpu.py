@@ -86,11 +86,11 @@ def test_every_cluster_configuration(rung, config, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("config", ci.V8_CONFIGS, ids=str)
+@pytest.mark.parametrize("config", ci.configs("v8", torch.float32), ids=str)
 def test_every_v8_configuration(config, dtype):
     t, c = config
     full = ci.capacity("v8", config, dtype)
-    grid = ci._v8_grid_clusters(f"softmax_v8_t{t}_c{c}_{ci.DTYPE_TAG[dtype]}", t, c)
+    grid = ci._v8_grid_clusters(ci.kernel_name("v8", config, dtype), t, c)
     # more rows than clusters, so every cluster walks several rows and prefetches
     _check_configuration("v8", 8, config, dtype,
                          (plain(2 * grid + 3, min(full, 4096)), plain(3, full), plain(2, full - 5),
@@ -159,7 +159,7 @@ def test_vector_add_through_the_bridge():
 def test_launch_error_is_a_python_exception():
     from phase24.bridge.launch import LaunchError
 
-    k = ci._kernel("softmax_v4_shape_specialised.cu", "softmax_v4_g1024_k2_f32")
+    k = ci._kernel(ci.source("v4"), ci.kernel_name("v4", (1024, 2), torch.float32))
     x = torch.randn(2, 8, device="cuda")
     with pytest.raises(LaunchError, match="softmax_v4_g1024_k2_f32"):
         k.launch(1, 2048, ci.ptr(x), ci.ptr(x), ci.np.int64(2), ci.np.int32(8), ci.np.int64(8))

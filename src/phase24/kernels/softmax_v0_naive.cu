@@ -30,4 +30,5 @@ __device__ void naive_softmax(const T* x, T* y, long long M, int N, long long x_
 }
 // --8<-- [end:kernel]
 
-SOFTMAX_EXPORT(v0, naive_softmax)
+#define V0_KERNEL(tag, T, ...) SOFTMAX_EXPORT(softmax_v0_##tag, T, , naive_softmax<T>)
+SOFTMAX_EVERY_DTYPE(V0_KERNEL)

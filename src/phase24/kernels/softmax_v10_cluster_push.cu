@@ -5,7 +5,7 @@
 // slow), then a second barrier before exiting (so nobody leaves while its partial may still be
 // read). Here each block writes its partial into every block of the cluster with st.async,
 // which also counts the bytes on the receiver's mbarrier; a block waits only until its own
-// CLUSTER partials have landed (cluster_total_push in softmax_cluster.cuh). Everything else is
+// CLUSTER partials have landed (cluster_total_push, below). Everything else is
 // v9's: K slots in registers, S in shared memory (S = 0 is v7's block), exponentials computed
 // twice.
 // Prediction: an exploration kernel (floats in registers, exponentials once) went from 77% to
@@ -19,8 +19,7 @@
 // of 4 to 16): once waiting on the cluster was cheap, holding more of the row per SM stopped
 // paying, except on the 1 MB fp32 and 512 KB bf16 rows (S = 4). 64 x 262144 stays at 73% (fp32)
 // and 64% (bf16) of the 4 GB copy, where a copy of the same bytes reaches 85% and 74%.
-#include "softmax_common.cuh"
-#include "softmax_cluster.cuh"
+#include "softmax_v9_cluster_smem.cu"  // v9's split of a block's chunk (v8's copies, v7's raw slots)
 // Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 177-4159 GB/s (median 4020); bf16 45-4111 GB/s (median 2254).
 // Rows of 32768 to 262144, % of copy: fp32 93-98%; bf16 92-97%.
@@ -28,6 +27,49 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v10_cluster_push.cu uses thread-block clusters: build it for sm_90a"
 #endif
+
+// --8<-- [start:push]
+// The whole row's {max, sum} with partials pushed rather than pulled (v10). Each block keeps
+// one mbarrier, set up before the loads, that expects CLUSTER partials of 8 bytes. After its own
+// reduction a block writes its partial into every block's `parts[rank]` with st.async, which
+// counts the bytes on the receiver's mbarrier; a block then waits until its own CLUSTER
+// partials have landed, and merges them locally. No block waits for the slowest one to reach
+// a barrier, nobody reads remote memory, and no barrier is needed before exiting: a block's
+// shared memory is written only before its own wait ends.
+// Call from every thread before the loads: thread 0 initialises the mbarrier, and the relaxed
+// cluster arrive publishes it; cluster_total_push waits for the whole cluster's arrivals.
+__device__ __forceinline__ void cluster_push_arm(unsigned long long* bar) {
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+// `part` is this block's {max, sum} (in every thread); returns the row's, in every thread.
+template <int CLUSTER>
+__device__ __forceinline__ MaxSum cluster_total_push(MaxSum part, MaxSum* parts,
+                                                     unsigned long long* bar) {
+    const int t = threadIdx.x, rank = cg::this_cluster().block_rank();
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every mbarrier is initialised
+    if (t == 0)  // arm it: one arrival (this one) and CLUSTER partials of 8 bytes to come. A
+                 // partial may land first: the byte count may go below zero meanwhile.
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                     ::"r"(shared_address(bar)), "r"(CLUSTER * 8) : "memory");
+    if (t < CLUSTER) {  // thread t sends to block t
+        unsigned dst, dst_bar;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"(shared_address(&parts[rank])), "r"(t));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst_bar) : "r"(shared_address(bar)), "r"(t));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+                     ::"r"(dst), "f"(part.m), "f"(part.s), "r"(dst_bar) : "memory");
+    }
+    asm volatile(
+        "{\n .reg .pred done;\n WAIT:\n"
+        " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], 0;\n"
+        " @!done bra WAIT;\n}" ::"r"(shared_address(bar)) : "memory");
+    return warp_merge_lean(t % 32 < CLUSTER ? parts[t % 32] : MaxSum{-CUDART_INF_F, 0.f});
+}
+// --8<-- [end:push]
 
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int S, int CLUSTER>
@@ -52,7 +94,7 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
     MaxSum mine;  // this warp's part of the chunk
     mine.m = warp_max(split_max<T, K, S, THREADS>(r, held));
     mine.s = warp_sum(split_exp_sum<T, K, S, THREADS>(r, held, mine.m));
-    MaxSum total = block_merge<THREADS / 32>(mine);  // this block's partial, in every thread
+    MaxSum total = block_merge_lean<THREADS / 32>(mine);  // this block's partial, in every thread
     if constexpr (CLUSTER > 1) total = cluster_total_push<CLUSTER>(total, parts, &landed);
     split_store<T, K, S, THREADS>(out, begin, mid, end, vec, r, held, mine.m,
                                   weight(mine.m, total.m) / total.s);
@@ -63,17 +105,18 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
 // registers in all), 1536 for 16-bit types, whose conversions need a few more, or with shared
 // slots (at 32 registers, fp32 (512, 4, 4) spilled); 1024 when S >= 12 fills shared memory anyway.
 constexpr int v10_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 && s == 0 ? 2048 : 1536; }
-#define V10_ONE(THREADS, K, S, CLUSTER, tag, T)                                                    \
-    extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)                                     \
-        __launch_bounds__(THREADS, v10_per_sm(sizeof(T), S) / THREADS)                             \
-            softmax_v10_t##THREADS##_k##K##_s##S##_c##CLUSTER##_##tag(const T* x, T* y, long long M,\
-                                                                      int N, long long s) {        \
-        push_softmax<T, THREADS, K, S, CLUSTER>(x, y, M, N, s);                                    \
-    }
-#define V10(THREADS, K, S, CLUSTER) FOR_EACH_DTYPE(V10_ONE, THREADS, K, S, CLUSTER)
-#define V10_CLUSTERS(THREADS, K, S) FOR_EACH_CLUSTER(V10, THREADS, K, S)
 
-// The (THREADS, K, S, CLUSTER) choices the launcher may make; a block holds THREADS x (K + S)
-// slots of 16 bytes, THREADS x S x 16 bytes of them in shared memory.
-V10_CLUSTERS(256, 4, 0) V10_CLUSTERS(512, 4, 0) V10_CLUSTERS(1024, 4, 0) V10_CLUSTERS(512, 4, 4)
-V10_CLUSTERS(1024, 4, 4) V10_CLUSTERS(256, 4, 12) V10_CLUSTERS(512, 4, 12)
+// --8<-- [start:configs]
+// (THREADS, K, S, CLUSTER): as v9's; S = 0 is v7's block.
+#define V10_BLOCKS(X, C)                                                                           \
+    X(256, 4, 0, C) X(512, 4, 0, C) X(1024, 4, 0, C) X(512, 4, 4, C) X(1024, 4, 4, C)               \
+    X(256, 4, 12, C) X(512, 4, 12, C)
+#define V10_CONFIGS(X) EVERY_CLUSTER(V10_BLOCKS, X)
+// --8<-- [end:configs]
+#define V10_KERNEL(tag, T, THREADS, K, S, CLUSTER)                                                 \
+    SOFTMAX_EXPORT(softmax_v10_t##THREADS##_k##K##_s##S##_c##CLUSTER##_##tag, T,                   \
+                   __cluster_dims__(CLUSTER, 1, 1)                                                 \
+                   __launch_bounds__(THREADS, v10_per_sm(sizeof(T), S) / THREADS),                \
+                   push_softmax<T, THREADS, K, S, CLUSTER>)
+#define V10_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V10_KERNEL, __VA_ARGS__)
+V10_CONFIGS(V10_EVERY_DTYPE)

@@ -50,4 +50,5 @@ __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long lo
 }
 // --8<-- [end:kernel]
 
-SOFTMAX_EXPORT(v1, block_smem_softmax)
+#define V1_KERNEL(tag, T, ...) SOFTMAX_EXPORT(softmax_v1_##tag, T, , block_smem_softmax<T>)
+SOFTMAX_EVERY_DTYPE(V1_KERNEL)

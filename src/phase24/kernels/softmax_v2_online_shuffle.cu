@@ -63,4 +63,5 @@ __device__ void online_softmax(const T* x, T* y, long long M, int N, long long x
 }
 // --8<-- [end:kernel]
 
-SOFTMAX_EXPORT(v2, online_softmax)
+#define V2_KERNEL(tag, T, ...) SOFTMAX_EXPORT(softmax_v2_##tag, T, , online_softmax<T>)
+SOFTMAX_EVERY_DTYPE(V2_KERNEL)

@@ -22,12 +22,7 @@ __device__ void registers_softmax(const T* x, T* y, long long M, int N, long lon
     float v[K][V];
     for (long long row = blockIdx.x; row < M; row += gridDim.x) {
         load_slots<T, K, V3_THREADS>(x + row * x_stride, 0, N, threadIdx.x, vec, v);
-        float m = -CUDART_INF_F;
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-#pragma unroll
-            for (int i = 0; i < V; ++i) m = fmaxf(m, v[k][i]);
-        m = block_max<V3_THREADS>(m);
+        const float m = block_max<V3_THREADS>(held_max(v));
         float s = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k)
@@ -36,18 +31,18 @@ __device__ void registers_softmax(const T* x, T* y, long long M, int N, long lon
                 v[k][i] = exp2f((v[k][i] - m) * LOG2E);
                 s += v[k][i];
             }
-        float inv = 1.f / block_sum<V3_THREADS>(s);
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-#pragma unroll
-            for (int i = 0; i < V; ++i) v[k][i] *= inv;
+        scale(v, 1.f / block_sum<V3_THREADS>(s));
         store_slots<T, K, V3_THREADS>(y + row * (long long)N, 0, N, threadIdx.x, vec, v);
     }
 }
 // --8<-- [end:kernel]
 
-SOFTMAX_EXPORT_CFG(v3_k1, V3_THREADS, registers_softmax, 1)
-SOFTMAX_EXPORT_CFG(v3_k2, V3_THREADS, registers_softmax, 2)
-SOFTMAX_EXPORT_CFG(v3_k4, V3_THREADS, registers_softmax, 4)
-SOFTMAX_EXPORT_CFG(v3_k8, V3_THREADS, registers_softmax, 8)
-SOFTMAX_EXPORT_CFG(v3_k16, V3_THREADS, registers_softmax, 16)
+// --8<-- [start:configs]
+// K, the slots of 16 bytes a thread holds: the launcher takes the smallest that holds the row.
+#define V3_CONFIGS(X) X(1) X(2) X(4) X(8) X(16)
+// --8<-- [end:configs]
+#define V3_KERNEL(tag, T, K)                                                                       \
+    SOFTMAX_EXPORT(softmax_v3_k##K##_##tag, T, __launch_bounds__(V3_THREADS, 1),                   \
+                   registers_softmax<T, K>)
+#define V3_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V3_KERNEL, __VA_ARGS__)
+V3_CONFIGS(V3_EVERY_DTYPE)

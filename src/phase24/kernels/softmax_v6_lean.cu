@@ -4,7 +4,7 @@
 // ~77%, warps waiting to be selected): the GPU was issuing instructions as fast as it was
 // moving bytes. (1) The reduction: v4 merges {max, sum} pairs, two exponentials per shuffle
 // step; v6 reduces the max with plain shuffles, takes the exponentials against it, then sums
-// with plain shuffles (block_merge in softmax_common.cuh): per warp ~40 instructions instead of
+// with plain shuffles (block_merge_lean, below): per warp ~40 instructions instead of
 // ~160, which matters when a thread holds only 16 values. (2) __launch_bounds__ asks ptxas to
 // fit 2048 threads on an SM when a thread holds 16 values (32 registers): 4 blocks of 512
 // threads instead of v4's 3, so more rows are loading while others reduce.
@@ -12,9 +12,38 @@
 // towards fp32's 97%.
 // Outcome: bf16 rows of 2K-16K at 96-98.5% of copy; 32K (1024 threads x 32 floats, one block
 // per SM) stays at ~86%, which v7 addresses.
-#include "softmax_common.cuh"
+#if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough
+#pragma once
+#endif
+#include "softmax_v4_shape_specialised.cu"  // v4's launch shapes (V4_CONFIGS)
 // Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1757-4230 GB/s (median 4133); bf16 1053-4188 GB/s (median 4075).
+
+// --8<-- [start:lean]
+// The lean reductions: a max first, then exponentials against it, then a sum. Each step is 5
+// shuffles and 5 single-instruction merges per warp, where merging {max, sum} pairs (v4) costs
+// two exponentials per step.
+
+// The {max, sum} of the partials the 32 lanes of a warp hold (empty lanes: {-inf, 0}), in
+// every lane: the max with shuffles, then each sum weighted by exp(m_part - max), then a sum.
+__device__ __forceinline__ MaxSum warp_merge_lean(MaxSum p) {
+    const float m = warp_max(p.m);
+    return {m, warp_sum(scaled_sum(p.m, p.s, m))};
+}
+
+// The {max, sum} of a whole block from each warp's {max, sum}: each warp posts its pair, one
+// barrier, then every warp reduces the WARPS posts itself (a max, then a weighted sum), so all
+// threads hold the total without a second barrier. The posts alternate between two buffers
+// from one call to the next (parity), so the next row's posts cannot overwrite unread ones.
+template <int WARPS>
+__device__ __forceinline__ MaxSum block_merge_lean(MaxSum w, int parity = 0) {
+    __shared__ MaxSum post[2][WARPS];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) post[parity][warp] = w;
+    __syncthreads();
+    return warp_merge_lean(lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f});
+}
+// --8<-- [end:lean]
 
 // --8<-- [start:kernel]
 template <typename T, int GROUP, int K>
@@ -38,7 +67,7 @@ __device__ void lean_softmax(const T* x, T* y, long long M, int N, long long x_s
         if constexpr (GROUP <= 32) {
             f = 1.f / w.s;
         } else {
-            MaxSum row_total = block_merge<GROUP / 32>(w, parity);
+            MaxSum row_total = block_merge_lean<GROUP / 32>(w, parity);
             parity ^= 1;
             f = weight(w.m, row_total.m) / row_total.s;
         }
@@ -55,20 +84,19 @@ constexpr int v6_min_blocks(int group, int values) {
     return values <= 16 ? 2048 / v6_block(group) : 1;
 }
 
-#define V6_ONE(GROUP, K, tag, T)                                                                   \
-    extern "C" __global__ void __launch_bounds__(v6_block(GROUP),                                  \
-                                                 v6_min_blocks(GROUP, K * Vec16<T>::size))         \
-        softmax_v6_g##GROUP##_k##K##_##tag(const T* x, T* y, long long M, int N, long long s) {   \
-        lean_softmax<T, GROUP, K>(x, y, M, N, s);                                                  \
-    }
-#define V6(GROUP, K)                                                                               \
-    V6_ONE(GROUP, K, f32, float) V6_ONE(GROUP, K, f16, __half) V6_ONE(GROUP, K, bf16, __nv_bfloat16)
-
-// The (GROUP, K) pairs the launcher may choose: v4's.
-V6(1, 1) V6(1, 2) V6(2, 2) V6(4, 1) V6(4, 2) V6(4, 4) V6(8, 1) V6(8, 2) V6(8, 4)
-V6(16, 1) V6(16, 2) V6(16, 4) V6(32, 1) V6(32, 2) V6(32, 4) V6(32, 8)
-V6(64, 4) V6(64, 8) V6(128, 2) V6(128, 4) V6(128, 8) V6(256, 2) V6(256, 4) V6(256, 8)
-V6(512, 2) V6(512, 4) V6(512, 8) V6(1024, 2) V6(1024, 4)
-// fp32 only: one block of 1024 threads x 32 floats holds a row of 32768 (16-bit types would
-// need 64 floats a thread and spill).
-V6_ONE(1024, 8, f32, float)
+// --8<-- [start:configs]
+// (GROUP, K): v4's, and one more for fp32 alone: one block of 1024 threads x 32 floats holds a
+// row of 32768 (16-bit types would need 64 floats a thread and spill).
+#define V6_CONFIGS(X) V4_CONFIGS(X)
+#define V6_CONFIGS_F32(X) X(1024, 8)
+// --8<-- [end:configs]
+#define V6_KERNEL(tag, T, GROUP, K)                                                                \
+    SOFTMAX_EXPORT(softmax_v6_g##GROUP##_k##K##_##tag, T,                                          \
+                   __launch_bounds__(v6_block(GROUP), v6_min_blocks(GROUP, K * Vec16<T>::size)),   \
+                   lean_softmax<T, GROUP, K>)
+#define V6_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V6_KERNEL, __VA_ARGS__)
+#define V6_FLOAT32(...) V6_KERNEL(f32, float, __VA_ARGS__)
+#if __INCLUDE_LEVEL__ == 0  // this file is the one being built, not a later rung including it
+V6_CONFIGS(V6_EVERY_DTYPE)
+V6_CONFIGS_F32(V6_FLOAT32)
+#endif

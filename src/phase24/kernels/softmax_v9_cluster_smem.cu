@@ -3,12 +3,11 @@
 // Changed from v7: an SM's registers hold at most ~128 KB of a row (2048 threads x 16 registers
 // of data), so a 1 MB fp32 row needs a cluster of 8 or 16, and in v7's tuning
 // (results/h200/tune-cf9dee7.json) bigger clusters were slower at the same bytes per SM. Its
-// 227 KB of shared memory held nothing. Here a thread
-// keeps K slots in registers as in v7 and S more in shared memory, copied there by cp.async
-// (global to shared without passing through registers: copy_slots_async in
-// softmax_common.cuh). Each thread reads back only the slots it copied itself, so no barrier
-// is needed. An SM holds twice the bytes: the same row on half the cluster, or twice the
-// blocks per SM.
+// 227 KB of shared memory held nothing. Here a thread keeps K slots in registers as in v7 and S
+// more in shared memory, copied there by cp.async (global to shared without passing through
+// registers: v8's copy_slots_async). Each thread reads back only the slots it copied itself, so
+// no barrier is needed. An SM holds twice the bytes: the same row on half the cluster, or twice
+// the blocks per SM.
 // Prediction: long rows (fp32 >= 128K, bf16 >= 32K) from v7's 79-88% of copy towards 90%.
 // Outcome (results/h200/tune-6e5b20e.json and the bench, run of commit 6e5b20e, `cuda`
 // choosing v9 on every bulk row of 64K-256K fp32 and 32K-256K bf16): fp32 64K / 128K / 256K at 94.0 / 92.3 /
@@ -18,8 +17,10 @@
 // shared memory held: on bf16 64K rows, 128 KB blocks without a cluster reached 90.2% as
 // 512 x (4 + 12) slots, 79.3% as 1024 x (4 + 4) and 78.8% as 256 x (4 + 28). The longest rows
 // (fp32 1 MB, bf16 512 KB) stay below 90%.
-#include "softmax_common.cuh"
-#include "softmax_cluster.cuh"
+#if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough
+#pragma once
+#endif
+#include "softmax_v8_pipelined.cu"  // v8's cp.async copies (and, through v8, v7's raw slots)
 // Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3934 GB/s (median 1354); bf16 10-3831 GB/s (median 460).
 // Rows of 32768 to 262144, % of copy: fp32 85-93%; bf16 56-90%.
@@ -27,6 +28,51 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v9_cluster_smem.cu uses thread-block clusters: build it for sm_90a"
 #endif
+
+// --8<-- [start:split]
+// Read back a slot copied there. `asm volatile`: each pass over the slots reads shared memory
+// again, instead of the compiler keeping the first pass's values alive in registers.
+__device__ __forceinline__ uint4 shared_slot(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(shared_address(p)) : "memory");
+    return v;
+}
+
+// A block's chunk held in two parts (v9, v10): K slots a thread in registers r (columns
+// begin..mid, as load_raw lays them out) and S in shared memory (mid..end, copied there by
+// copy_slots_async into held[s * THREADS + t]). Each pass reads the shared slots back one at a
+// time (`#pragma unroll 1`), so the registers a thread needs do not grow with S.
+template <typename T, int K, int S, int THREADS>
+__device__ __forceinline__ float split_max(const uint4 (&r)[K], const uint4* held) {
+    float m = raw_max<T>(r);  // while the copies are still landing
+    if constexpr (S > 0) cp_async_wait_all();
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) m = fmaxf(m, raw_max<T>({shared_slot(&held[s * THREADS + threadIdx.x])}));
+    return m;
+}
+
+template <typename T, int K, int S, int THREADS>
+__device__ __forceinline__ float split_exp_sum(const uint4 (&r)[K], const uint4* held, float m) {
+    float sum = raw_exp_sum<T>(r, m);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s) sum += raw_exp_sum<T>({shared_slot(&held[s * THREADS + threadIdx.x])}, m);
+    return sum;
+}
+
+template <typename T, int K, int S, int THREADS>
+__device__ __forceinline__ void split_store(T* row, int begin, int mid, int end, bool vec,
+                                            const uint4 (&r)[K], const uint4* held, float m,
+                                            float f) {
+    constexpr int V = Vec16<T>::size;
+    const int t = threadIdx.x;
+    store_raw<T, K, THREADS>(row, begin, mid, t, vec, r, m, f);
+#pragma unroll 1
+    for (int s = 0; s < S; ++s)
+        store_raw<T, 1, THREADS>(row, mid + s * THREADS * V, end, t, vec,
+                                 {shared_slot(&held[s * THREADS + t])}, m, f);
+}
+// --8<-- [end:split]
 
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int S, int CLUSTER>
@@ -63,17 +109,21 @@ __device__ void smem_cluster_softmax(const T* x, T* y, long long M, int N, long 
 // 32 in all), 1536 for 16-bit types, whose conversions need a few more (at 32 they spill, as in
 // v8). With S >= 12 shared memory (THREADS x S x 16 bytes a block) allows 1024 at most anyway.
 constexpr int v9_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 ? 2048 : 1536; }
-#define V9_ONE(THREADS, K, S, CLUSTER, tag, T)                                                     \
-    extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)                                     \
-        __launch_bounds__(THREADS, v9_per_sm(sizeof(T), S) / THREADS)                              \
-            softmax_v9_t##THREADS##_k##K##_s##S##_c##CLUSTER##_##tag(const T* x, T* y, long long M,\
-                                                                     int N, long long s) {         \
-        smem_cluster_softmax<T, THREADS, K, S, CLUSTER>(x, y, M, N, s);                            \
-    }
-#define V9(THREADS, K, S, CLUSTER) FOR_EACH_DTYPE(V9_ONE, THREADS, K, S, CLUSTER)
-#define V9_CLUSTERS(THREADS, K, S) FOR_EACH_CLUSTER(V9, THREADS, K, S)
 
-// The (THREADS, K, S, CLUSTER) choices the launcher may make; a block holds THREADS x (K + S)
-// slots of 16 bytes, THREADS x S x 16 bytes of them in shared memory.
-V9_CLUSTERS(256, 4, 4) V9_CLUSTERS(512, 4, 4) V9_CLUSTERS(1024, 4, 4)
-V9_CLUSTERS(256, 4, 12) V9_CLUSTERS(512, 4, 12) V9_CLUSTERS(1024, 4, 12) V9_CLUSTERS(256, 4, 28)
+// --8<-- [start:configs]
+// (THREADS, K, S, CLUSTER): a block holds THREADS x (K + S) slots of 16 bytes, THREADS x S x 16
+// bytes of them in shared memory; CLUSTER blocks a row.
+#define V9_BLOCKS(X, C)                                                                            \
+    X(256, 4, 4, C) X(512, 4, 4, C) X(1024, 4, 4, C) X(256, 4, 12, C) X(512, 4, 12, C)              \
+    X(1024, 4, 12, C) X(256, 4, 28, C)
+#define V9_CONFIGS(X) EVERY_CLUSTER(V9_BLOCKS, X)
+// --8<-- [end:configs]
+#define V9_KERNEL(tag, T, THREADS, K, S, CLUSTER)                                                  \
+    SOFTMAX_EXPORT(softmax_v9_t##THREADS##_k##K##_s##S##_c##CLUSTER##_##tag, T,                    \
+                   __cluster_dims__(CLUSTER, 1, 1)                                                 \
+                   __launch_bounds__(THREADS, v9_per_sm(sizeof(T), S) / THREADS),                 \
+                   smem_cluster_softmax<T, THREADS, K, S, CLUSTER>)
+#define V9_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V9_KERNEL, __VA_ARGS__)
+#if __INCLUDE_LEVEL__ == 0  // this file is the one being built, not a later rung including it
+V9_CONFIGS(V9_EVERY_DTYPE)
+#endif

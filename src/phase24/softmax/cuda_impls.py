@@ -6,8 +6,10 @@ and compile-time configuration) and the launch shape, then calls it through the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,6 +55,96 @@ def _launch(source: str, name: str, x2d: torch.Tensor, out: torch.Tensor, grid: 
         np.int64(x2d.stride(0)))
 
 
+# ---- what each rung's file compiles ------------------------------------------------------------
+# A rung's .cu file is the one place its configurations are written: VN_CONFIGS(X) lists them
+# (VN_CONFIGS_F32 those built for float32 only) and VN_KERNEL(tag, T, params...) names each
+# kernel (see SOFTMAX_EXPORT in softmax_common.cuh). The launchers and the tests read both here.
+
+def source(kind: str) -> str:
+    """The file of rung `kind` ('v0' .. 'v10'): softmax_<kind>_<what it adds>.cu."""
+    found = sorted(Path(_kernels_dir()).glob(f"softmax_{kind}_*.cu"))
+    if len(found) != 1:
+        raise ValueError(f"rung {kind!r}: expected one file softmax_{kind}_*.cu, found {found}")
+    return found[0].name
+
+
+_DEFINE = re.compile(r"^#define (\w+)\(([^)]*)\)(.*)$", re.MULTILINE)
+_INCLUDE = re.compile(r'^#include "(softmax_v\w+\.cu)"', re.MULTILINE)
+
+
+def _macros(file: str) -> dict:
+    """{name: (params, body)} of the function-like macros of a rung's file and of the rung files
+    it includes."""
+    text = (Path(_kernels_dir()) / file).read_text().replace("\\\n", " ")
+    found: dict = {}
+    for included in _INCLUDE.findall(text):
+        found.update(_macros(included))
+    found.update({m[1]: ([p.strip() for p in m[2].split(",")], m[3]) for m in _DEFINE.finditer(text)})
+    return found
+
+
+def _expand(text: str, macros: dict) -> str:
+    """`text` with the calls of `macros` replaced by their bodies until none is left (enough of
+    the C preprocessor for the configuration lists: no argument holds parentheses)."""
+    call = re.compile(r"\b(" + "|".join(map(re.escape, macros)) + r")\(([^()]*)\)")
+
+    def body(m: re.Match) -> str:
+        params, replacement = macros[m[1]]
+        args = dict(zip(params, (a.strip() for a in m[2].split(","))))
+        return re.sub(r"\b\w+\b", lambda w: args.get(w[0], w[0]), replacement)
+
+    while (expanded := call.sub(body, text)) != text:
+        text = expanded
+    return text
+
+
+@dataclasses.dataclass(frozen=True)
+class Compiled:
+    """The kernels of one rung's file: the name of each, and the configurations compiled."""
+
+    name: tuple[str, ...]  # the kernel name's pieces: literal text, a parameter or 'tag'
+    params: tuple[str, ...]  # the configuration's parameters, in order
+    every_dtype: tuple[tuple[int, ...], ...]
+    float32_only: tuple[tuple[int, ...], ...]
+
+    def kernel(self, config: tuple, dtype) -> str:
+        values = {**dict(zip(self.params, map(str, config))), "tag": DTYPE_TAG[dtype]}
+        return "".join(values.get(piece, piece) for piece in self.name)
+
+
+@lru_cache(maxsize=None)
+def compiled(kind: str) -> Compiled:
+    """Rung `kind`'s kernels as its file's VN_KERNEL and VN_CONFIGS macros declare them."""
+    macros, prefix = _macros(source(kind)), kind.upper()
+    params, body = macros[f"{prefix}_KERNEL"]
+    name = re.match(r"\s*SOFTMAX_EXPORT\(\s*([\w#]+)", body)[1]
+
+    def listed(which: str) -> tuple:
+        if which not in macros:  # v0 .. v2: no configuration, one kernel per dtype
+            return ((),) if which.endswith("_CONFIGS") else ()
+        return tuple(tuple(int(a) for a in args.split(","))
+                     for args in re.findall(r"\bX\(([^()]*)\)", _expand(f"{which}(X)", macros)))
+
+    return Compiled(name=tuple(name.split("##")), params=tuple(p for p in params[2:] if p != "..."),
+                    every_dtype=listed(f"{prefix}_CONFIGS"),
+                    float32_only=listed(f"{prefix}_CONFIGS_F32"))
+
+
+def configs(kind: str, dtype) -> tuple:
+    """The configurations of rung `kind` compiled for `dtype`."""
+    c = compiled(kind)
+    return c.every_dtype + (c.float32_only if dtype == torch.float32 else ())
+
+
+def kernel_name(kind: str, config: tuple, dtype) -> str:
+    """The kernel of rung `kind` for `config` and `dtype`, e.g. softmax_v4_g32_k2_bf16."""
+    return compiled(kind).kernel(tuple(config), dtype)
+
+
+def _run_rung(kind: str, config: tuple, x2d, out, grid: int, block: int):
+    _launch(source(kind), kernel_name(kind, config, x2d.dtype), x2d, out, grid, block)
+
+
 # 16-byte slots per row that a configuration of each tunable rung holds.
 SLOTS = {
     "v4": lambda group, k: group * k,
@@ -89,80 +181,64 @@ def _check_fits(kind: str, config, x2d) -> None:
 # ---- v0 .. v3: one launch shape each -------------------------------------------------------
 
 def rows_v0(x2d, out):
-    m = x2d.shape[0]
-    _launch("softmax_v0_naive.cu", f"softmax_v0_{DTYPE_TAG[x2d.dtype]}", x2d, out,
-            math.ceil(m / 128), 128)
+    _run_rung("v0", (), x2d, out, math.ceil(x2d.shape[0] / 128), 128)
 
 
 def rows_v1(x2d, out):
-    _launch("softmax_v1_block_smem.cu", f"softmax_v1_{DTYPE_TAG[x2d.dtype]}", x2d, out,
-            x2d.shape[0], 256)
+    _run_rung("v1", (), x2d, out, x2d.shape[0], 256)
 
 
 def rows_v2(x2d, out):
-    _launch("softmax_v2_online_shuffle.cu", f"softmax_v2_{DTYPE_TAG[x2d.dtype]}", x2d, out,
-            x2d.shape[0], 256)
-
-
-V3_KS = (1, 2, 4, 8, 16)
+    _run_rung("v2", (), x2d, out, x2d.shape[0], 256)
 
 
 def rows_v3(x2d, out):
     n = x2d.shape[1]
-    k = next((k for k in V3_KS if 256 * k * vec_width(x2d.dtype) >= n), None)
+    k = next((k for k, in configs("v3", x2d.dtype) if 256 * k * vec_width(x2d.dtype) >= n), None)
     if k is None:  # the row does not fit in the registers of one block
         return rows_v2(x2d, out)
-    _launch("softmax_v3_registers_vec16.cu", f"softmax_v3_k{k}_{DTYPE_TAG[x2d.dtype]}", x2d, out,
-            x2d.shape[0], 256)
+    _run_rung("v3", (k,), x2d, out, x2d.shape[0], 256)
 
 
-# ---- v4: launch shape chosen from N ------------------------------------------------------------
-
-# (GROUP, K) pairs compiled in softmax_v4_shape_specialised.cu.
-V4_CONFIGS = ((1, 1), (1, 2), (2, 2), (4, 1), (4, 2), (4, 4), (8, 1), (8, 2), (8, 4),
-              (16, 1), (16, 2), (16, 4), (32, 1), (32, 2), (32, 4), (32, 8),
-              (64, 4), (64, 8), (128, 2), (128, 4), (128, 8), (256, 2), (256, 4), (256, 8),
-              (512, 2), (512, 4), (512, 8), (1024, 2), (1024, 4))
-
+# ---- v4, v6: launch shape chosen from N ------------------------------------------------------
 
 def v4_choose(n: int, dtype) -> tuple[int, int] | None:
     """The (GROUP, K) that covers a row of n with the least waste, K as close to 4 as possible."""
     slots = math.ceil(n / vec_width(dtype))
-    fits = [(g, k) for g, k in V4_CONFIGS if g * k >= slots]
+    fits = [(g, k) for g, k in configs("v4", dtype) if g * k >= slots]
     if not fits:
         return None
     return min(fits, key=lambda gk: (gk[0] * gk[1], abs(gk[1] - 4)))
 
 
-def rows_v4(x2d, out, config: tuple[int, int] | None = None):
+def group_block(group: int) -> int:
+    """Threads a block of v4 or v6 has: a group of 64 or more is a whole block; shorter groups
+    share blocks of 128."""
+    return group if group > 32 else 128
+
+
+def _rows_group(kind: str, x2d, out, config):
+    """v4 and v6: GROUP = config[0] threads per row. `config` is forced, else tuned, else
+    v4_choose's (v6 runs v4's launch shapes)."""
     m, n = x2d.shape
-    config = config or tuned_config("v4", x2d) or v4_choose(n, x2d.dtype)
+    config = config or tuned_config(kind, x2d) or v4_choose(n, x2d.dtype)
     if config is None:
         return rows_v2(x2d, out)
-    group, k = config
-    _check_fits("v4", config, x2d)
-    block = group if group > 32 else 128  # short rows: several groups share a block
-    _launch("softmax_v4_shape_specialised.cu", f"softmax_v4_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
-            x2d, out, math.ceil(m / (block // group)), block)
+    _check_fits(kind, config, x2d)
+    block = group_block(config[0])
+    _run_rung(kind, config, x2d, out, math.ceil(m / (block // config[0])), block)
+
+
+def rows_v4(x2d, out, config: tuple[int, int] | None = None):
+    _rows_group("v4", x2d, out, config)
 
 
 # ---- v5: a thread-block cluster per row (Hopper) -------------------------------------------------
 
-# (THREADS, K, CLUSTER) triples compiled in softmax_v5_cluster.cu; the last five are fp32 only.
-V5_CONFIGS = ((256, 2, 2), (256, 4, 2), (512, 4, 2), (1024, 2, 2), (1024, 4, 2),
-              (256, 2, 4), (256, 4, 4), (512, 2, 4), (512, 4, 4), (1024, 2, 4), (1024, 4, 4),
-              (256, 2, 8), (256, 4, 8), (512, 2, 8), (512, 4, 8), (1024, 2, 8), (1024, 4, 8))
-V5_CONFIGS_F32 = ((512, 8, 2), (512, 8, 4), (512, 8, 8), (1024, 8, 4), (1024, 8, 8))
-
-
-def v5_configs(dtype):
-    return V5_CONFIGS + (V5_CONFIGS_F32 if dtype == torch.float32 else ())
-
-
 def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
     """Fewest blocks per row that still give the GPU ~2 blocks per SM; least waste after that."""
     slots = math.ceil(n / vec_width(dtype))
-    fits = [(t, k, c) for t, k, c in v5_configs(dtype) if t * k * c >= slots]
+    fits = [(t, k, c) for t, k, c in configs("v5", dtype) if t * k * c >= slots]
     if not fits:
         return None
     want = 2 * sm_count() if torch.cuda.is_available() else 264
@@ -175,20 +251,19 @@ def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
 
 
 def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
-    _rows_cluster("v5", "softmax_v5_cluster.cu", v5_choose, x2d, out, config)
+    _rows_cluster("v5", v5_choose, x2d, out, config)
 
 
-def _rows_cluster(kind: str, source: str, choose, x2d, out, config):
-    """v5, v7, v9, v10: one cluster of config[-1] blocks of config[0] threads per row. `config`
-    is forced, else tuned, else choose(m, n, dtype); its kernel is
-    softmax_<kind>_t<THREADS>_k<K>[_s<S>]_c<CLUSTER>_<dtype>, S the shared-memory slots."""
+def _rows_cluster(kind: str, choose, x2d, out, config):
+    """v5, v7, v9, v10: one cluster of config[-1] blocks of config[0] threads per row; v9's and
+    v10's (THREADS, K, S, CLUSTER) hold S slots a thread in shared memory. `config` is forced,
+    else tuned, else choose(m, n, dtype)."""
     m, n = x2d.shape
     config = config or tuned_config(kind, x2d) or choose(m, n, x2d.dtype)
     if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
     _check_fits(kind, config, x2d)
-    fields = "_".join(f"{f}{v}" for f, v in zip(("t", "k", "s"), config[:-1]))
-    kernel = _kernel(source, f"softmax_{kind}_{fields}_c{config[-1]}_{DTYPE_TAG[x2d.dtype]}")
+    kernel = _kernel(source(kind), kernel_name(kind, config, x2d.dtype))
     shared = _dynamic_shared(kernel, 16 * config[2] * config[0]) if len(config) == 4 else 0
     _cluster_per_row(kernel, x2d, out, config[0], config[-1], shared_bytes=shared)
 
@@ -208,39 +283,16 @@ def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, share
 
 # ---- v6: v4's launch shapes, lean reductions -------------------------------------------------
 
-# (GROUP, K) pairs compiled in softmax_v6_lean.cu: v4's, and one more for fp32 alone.
-V6_CONFIGS = V4_CONFIGS
-V6_CONFIGS_F32 = ((1024, 8),)
-
-
-def v6_configs(dtype):
-    return V6_CONFIGS + (V6_CONFIGS_F32 if dtype == torch.float32 else ())
-
-
 def rows_v6(x2d, out, config: tuple[int, int] | None = None):
-    m, n = x2d.shape
-    config = config or tuned_config("v6", x2d) or v4_choose(n, x2d.dtype)
-    if config is None:
-        return rows_v2(x2d, out)
-    group, k = config
-    _check_fits("v6", config, x2d)
-    block = group if group > 32 else 128
-    _launch("softmax_v6_lean.cu", f"softmax_v6_g{group}_k{k}_{DTYPE_TAG[x2d.dtype]}",
-            x2d, out, math.ceil(m / (block // group)), block)
+    _rows_group("v6", x2d, out, config)
 
 
 # ---- v7: v5's cluster, lean reductions, raw 16-byte slots, clusters up to 16 (Hopper) ---------
 
-# (THREADS, K, CLUSTER) triples compiled in softmax_v7_cluster_lean.cu: K raw 16-byte slots
-# per thread (K = 4: 2048 threads per SM; K = 8: 1024).
-V7_CONFIGS = tuple((t, k, c) for c in (1, 2, 4, 8, 16)
-                   for t, k in ((256, 4), (512, 4), (1024, 4), (512, 8), (1024, 8)))
-
-
 def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
     """Blocks of 1024 x 4 slots in the smallest cluster that holds the row (fewest barriers);
     for few rows, the largest cluster of the smallest blocks that hold it (more SMs at work)."""
-    fits = [tkc for tkc in V7_CONFIGS if capacity("v7", tkc, dtype) >= n and tkc[1] == 4]
+    fits = [tkc for tkc in configs("v7", dtype) if capacity("v7", tkc, dtype) >= n and tkc[1] == 4]
     if not fits:
         return None
     if _few(m):
@@ -249,15 +301,10 @@ def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
 
 
 def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
-    _rows_cluster("v7", "softmax_v7_cluster_lean.cu", v7_choose, x2d, out, config)
+    _rows_cluster("v7", v7_choose, x2d, out, config)
 
 
 # ---- v8: persistent clusters, the next row prefetched into shared memory (Hopper) ------------
-
-# (THREADS, CLUSTER) pairs compiled in softmax_v8_pipelined.cu; a block holds THREADS x 4 slots
-# of 16 bytes in registers and as many in shared memory.
-V8_CONFIGS = tuple((t, c) for c in (1, 2, 4, 8, 16) for t in (256, 512, 1024))
-
 
 def _v8_grid_clusters(name: str, threads: int, cluster: int, device=None) -> int:
     """Clusters that run at once on `device`: the persistent kernel's grid (one wave, no tail)."""
@@ -267,18 +314,17 @@ def _v8_grid_clusters(name: str, threads: int, cluster: int, device=None) -> int
 
 def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     m, n = x2d.shape
-    tag = DTYPE_TAG[x2d.dtype]
     if config is None:
         config = tuned_config("v8", x2d)
     if config is None:
-        fits = [tc for tc in V8_CONFIGS if capacity("v8", tc, x2d.dtype) >= n]
+        fits = [tc for tc in configs("v8", x2d.dtype) if capacity("v8", tc, x2d.dtype) >= n]
         config = min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
     if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
     t, c = config
     _check_fits("v8", config, x2d)
-    name = f"softmax_v8_t{t}_c{c}_{tag}"
-    kernel = _kernel("softmax_v8_pipelined.cu", name)
+    name = kernel_name("v8", config, x2d.dtype)
+    kernel = _kernel(source("v8"), name)
     smem = _dynamic_shared(kernel, 64 * t)  # the next row's slots
     kernel.allow_cluster(c)
     clusters = min(m, _v8_grid_clusters(name, t, c, x2d.device))
@@ -288,15 +334,8 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
 
 # ---- v9: v7 with part of each block's chunk in shared memory (Hopper) --------------------------
 
-# (THREADS, K, S, CLUSTER) compiled in softmax_v9_cluster_smem.cu: K slots of 16 bytes per
-# thread in registers, S in shared memory.
-V9_CONFIGS = tuple((t, k, s, c) for c in (1, 2, 4, 8, 16)
-                   for t, k, s in ((256, 4, 4), (512, 4, 4), (1024, 4, 4), (256, 4, 12),
-                                   (512, 4, 12), (1024, 4, 12), (256, 4, 28)))
-
-
 def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
-    _rows_cluster("v9", "softmax_v9_cluster_smem.cu", _smem_choose("v9"), x2d, out, config)
+    _rows_cluster("v9", _smem_choose("v9"), x2d, out, config)
 
 
 def _smem_choose(kind: str):
@@ -312,17 +351,13 @@ def _smem_choose(kind: str):
 
 # ---- v10: v9 with the cluster's partials pushed into every block (Hopper) ------------------------
 
-# (THREADS, K, S, CLUSTER) compiled in softmax_v10_cluster_push.cu; S = 0 is v7's block.
-V10_CONFIGS = tuple((t, k, s, c) for c in (1, 2, 4, 8, 16)
-                    for t, k, s in ((256, 4, 0), (512, 4, 0), (1024, 4, 0), (512, 4, 4),
-                                    (1024, 4, 4), (256, 4, 12), (512, 4, 12)))
 # Untuned, each rung's block: v9's 128 KB (two per SM); v10's 512 x 4 slots in registers, the
 # tuner's most frequent choice.
 DEFAULT_BLOCK = {"v9": (512, 4, 12), "v10": (512, 4, 0)}
 
 
 def rows_v10(x2d, out, config: tuple[int, int, int, int] | None = None):
-    _rows_cluster("v10", "softmax_v10_cluster_push.cu", _smem_choose("v10"), x2d, out, config)
+    _rows_cluster("v10", _smem_choose("v10"), x2d, out, config)
 
 
 def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:
@@ -387,12 +422,6 @@ def rows_best(x2d, out):
     return rows_v2(x2d, out)
 
 
-def configs(kind: str, dtype) -> tuple:
-    """The configurations of rung `kind` compiled for `dtype`."""
-    return {"v4": V4_CONFIGS, "v5": v5_configs(dtype), "v6": v6_configs(dtype), "v7": V7_CONFIGS,
-            "v8": V8_CONFIGS, "v9": V9_CONFIGS, "v10": V10_CONFIGS}[kind]
-
-
 KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7,
          "v8": rows_v8, "v9": rows_v9, "v10": rows_v10}
 # The tunable rungs that give a row to a thread-block cluster: Hopper (sm_90) only; elsewhere
@@ -416,8 +445,7 @@ RUNGS = {
 }
 
 # Kernel files that use Hopper-only features and are built for sm_90a alone.
-HOPPER_ONLY = {"softmax_v5_cluster.cu", "softmax_v7_cluster_lean.cu", "softmax_v8_pipelined.cu",
-               "softmax_v9_cluster_smem.cu", "softmax_v10_cluster_push.cu"}
+HOPPER_ONLY = {source(kind) for kind in CLUSTER_KINDS}
 
 
 def _entry(name, rows):
