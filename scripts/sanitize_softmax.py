@@ -30,6 +30,19 @@ def forced(kind, config, shape):
             [d for d in DTYPES if config in ci.configs(kind, d)])
 
 
+def few_blocks(kind, config, shape):
+    """Rung `kind` on 2 blocks of 256 threads for more rows than that, so that each block walks
+    several rows (its launcher gives every row a block of its own, up to 2^31 - 1 rows)."""
+    def fn(x):
+        check_input(x, "few blocks")
+        return run_rows(lambda a, out: ci._run_rung(kind, config, a, out, 2, 256), x)
+    return (f"cuda-{kind}(2 blocks)", fn, shape, False, DTYPES)
+
+
+# v1, v2 and v3 each walk rows block by block (v2 and v3 alternate block_max and block_sum).
+FEW_BLOCKS = (("v1", ()), ("v2", ()), ("v3", (1,)))
+
+
 def triton_runs():
     """Every Triton rung, with its default and each configuration the tuner may pick, on a few
     rows that reach its kernel (each Gluon rung on whole 16-byte rows, so that it runs itself)."""
@@ -67,6 +80,7 @@ def main() -> int:
                                                                  ((3, 257), True))]
         runs += [forced(kind, c, (3, min(100, ci.capacity(kind, c, torch.float32))))
                  for kind in ci.SLOTS for c in ci.configs(kind, torch.float32)]
+        runs += [few_blocks(kind, config, (7, 300)) for kind, config in FEW_BLOCKS]
         return check(runs)
     runs = []
     for name, fn in IMPLEMENTATIONS.items():
@@ -82,6 +96,7 @@ def main() -> int:
             runs.append(forced(kind, cfg, (m, n)))
     for cfg in ci.configs("v8", torch.float32):  # more rows than clusters: the prefetch loop runs
         runs.append(forced("v8", cfg, (2500, 40)))
+    runs += [few_blocks(kind, config, (7, 1000)) for kind, config in FEW_BLOCKS]
     return check(runs)
 
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from phase24.harness.cases import big_case, plain, standard_cases, unaligned
+from phase24.harness.cases import big_case, plain, standard_cases, unaligned, with_specials
 from phase24.harness.check import check_case
 from phase24.softmax import IMPLEMENTATIONS, softmax_reference
 from phase24.softmax.args import check_input, run_rows
@@ -95,6 +95,21 @@ def test_every_v8_configuration(config, dtype):
     _check_configuration("v8", 8, config, dtype,
                          (plain(2 * grid + 3, min(full, 4096)), plain(3, full), plain(2, full - 5),
                           unaligned(2, full // 2 + 1), plain(1, 1)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kind,config", [("v1", ()), ("v2", ()), ("v3", (1,))], ids=str)
+def test_blocks_that_walk_several_rows(kind, config, dtype):
+    # 2 blocks for more rows: each block walks several rows, which the launchers (a block a row
+    # up to 2^31 - 1 rows) never make them do. v2 and v3 alternate block_max and block_sum, whose
+    # posts rely on that alternation instead of a barrier at the end.
+    def fn(x):
+        check_input(x, "two blocks")
+        return run_rows(lambda a, out: ci._run_rung(kind, config, a, out, 2, 256), x)
+
+    for j, case in enumerate((plain(7, 300), with_specials(9, 1000), unaligned(5, 1000))):
+        v = check_case(f"{kind} on 2 blocks", fn, case, dtype, "cuda", seed=20 + j)
+        assert v.ok, f"{case.name}: {v.why}"
 
 
 # float32 accuracy on long rows: the relative error against float64 (norm of the difference over
