@@ -451,6 +451,9 @@ HOPPER_ONLY = {source(kind) for kind in CLUSTER_KINDS}
 def _entry(name, rows):
     def softmax(x: torch.Tensor) -> torch.Tensor:
         check_input(x, name)
+        if x.device.index != torch.cuda.current_device():  # what the launchers ask of torch
+            with torch.cuda.device(x.device):              # (SM count, tuned table) is x's GPU's
+                return run_rows(rows, x)
         return run_rows(rows, x)
 
     softmax.__name__ = f"softmax_{name.replace('-', '_')}"
