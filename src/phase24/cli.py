@@ -51,6 +51,9 @@ def cmd_build(args) -> int:
     from phase24.harness.layout import Columns, out
     from phase24.softmax.cuda_impls import HOPPER_ONLY
 
+    from phase24.bridge.prebuild import kernel_jobs, prebuild
+
+    prebuild(kernel_jobs(args.arch, HOPPER_ONLY))  # a cold cache: every file at once, in parallel
     sources = sorted(KERNELS_DIR.glob("*.cu"))
     out("ptxas's resource report: registers per thread (min-max over a file's kernels), static "
         "shared\nmemory (max), bytes spilled to local memory or stack (must be 0)")

@@ -8,7 +8,6 @@ import numpy as np
 import torch
 
 from phase24.bridge import load_kernel, kernel_source
-from phase24.bridge.launch import ptr
 
 
 # --8<-- [start:vector_add]
@@ -22,7 +21,7 @@ def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     n = a.numel()
     kernel = load_kernel(kernel_source("vector_add.cu"), "vector_add")
     threads = 256
-    kernel.launch(math.ceil(n / threads), threads, ptr(a), ptr(b), ptr(out), np.int64(n))
+    kernel.launch(math.ceil(n / threads), threads, a, b, out, np.int64(n))  # on a's GPU
     return out
 # --8<-- [end:vector_add]
 
