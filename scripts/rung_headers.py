@@ -160,11 +160,11 @@ def minigpt_table_es(d: dict) -> str:
 
 def spanish_tables(triton: dict) -> dict:
     """{file: text} of the Spanish tables made from the committed runs."""
-    from phase24.harness.bench import markdown_table_es
+    from phase24.harness.bench import markdown_table
 
     minigpt = json.loads((RESULTS / "minigpt_speed.json").read_text())
     return {RESULTS / "triton_ladder.es.md": ladder_table_es(triton),
-            RESULTS / "softmax_table.es.md": markdown_table_es(triton) + "\n",
+            RESULTS / "softmax_table.es.md": markdown_table(triton, lang="es") + "\n",
             RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
 
 

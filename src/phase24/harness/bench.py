@@ -286,26 +286,7 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
     }
 
 
-def markdown_table(result: dict, impls=("torch", "cuda", "triton")) -> str:
-    """The README's results table, made from a benchmark JSON: GB/s (% of copy) per impl."""
-    recs = {(r["impl"], r["dtype"], r["M"], r["N"]): r for r in result["records"]}
-    head = "| dtype | M x N | " + " | ".join(impls) + " | cuda vs torch |"
-    lines = [head, "|" + "---|" * (len(impls) + 3)]
-    for dt in dict.fromkeys(r["dtype"] for r in result["records"]):
-        for m, n in dict.fromkeys((r["M"], r["N"]) for r in result["records"] if r["dtype"] == dt):
-            cells = []
-            for i in impls:
-                r = recs.get((i, dt, m, n))
-                cells.append("refused" if r is None else
-                             f"{r['us']:.1f} us, {r['gbps']:.0f} GB/s ({r['pct_copy']:.0f}%)")
-            cuda = recs.get(("cuda", dt, m, n))
-            lines.append(f"| {dt} | {m}x{n} | " + " | ".join(cells) +
-                         f" | {cuda['speedup_vs_torch']:.2f}x |")
-    return "\n".join(lines)
-
-
-# ---- Spanish tables, for the Spanish pages of the course site ----------------------------------
-
+# Spanish pages: decimal comma, digits not grouped, µs, and a no-break space before units and %.
 NBSP = "\u00a0"
 
 
@@ -314,22 +295,32 @@ def es_number(x: float, decimals: int) -> str:
     return f"{x:.{decimals}f}".replace(".", ",")
 
 
-def markdown_table_es(result: dict, impls=("torch", "cuda", "triton")) -> str:
-    """markdown_table in Spanish (results/h200/softmax_table.es.md): the same rows and figures,
-    with Spanish headers, µs, decimal commas and a space before %, as Spanish writes them. Shapes
-    keep their digits ungrouped, as they are typed on the command line."""
+# The table's words and number style, per language.
+TABLE_WORDS = {
+    "en": dict(dtype="dtype", shape="M x N", vs="cuda vs torch", refused="refused", x="x",
+               times="x", num=lambda v, d: f"{v:.{d}f}", cell="{us} us, {gbps} GB/s ({pct}%)"),
+    "es": dict(dtype="tipo de dato", shape="M × N", vs="cuda frente a torch", refused="rechazada",
+               x=f"{NBSP}×{NBSP}", times="×", num=es_number,
+               cell=f"{{us}}{NBSP}µs, {{gbps}}{NBSP}GB/s ({{pct}}{NBSP}%)"),
+}
+
+
+def markdown_table(result: dict, impls=("torch", "cuda", "triton"), lang: str = "en") -> str:
+    """The README's results table (lang "es": the Spanish pages'), made from a benchmark JSON:
+    time, GB/s and % of copy per implementation. Shapes keep their digits ungrouped, as they are
+    typed on the command line."""
+    w = TABLE_WORDS[lang]
     recs = {(r["impl"], r["dtype"], r["M"], r["N"]): r for r in result["records"]}
-    head = "| tipo de dato | M × N | " + " | ".join(impls) + " | cuda frente a torch |"
+    head = f"| {w['dtype']} | {w['shape']} | " + " | ".join(impls) + f" | {w['vs']} |"
     lines = [head, "|" + "---|" * (len(impls) + 3)]
     for dt in dict.fromkeys(r["dtype"] for r in result["records"]):
         for m, n in dict.fromkeys((r["M"], r["N"]) for r in result["records"] if r["dtype"] == dt):
             cells = []
             for i in impls:
                 r = recs.get((i, dt, m, n))
-                cells.append("rechazada" if r is None else
-                             f"{es_number(r['us'], 1)}{NBSP}µs, {r['gbps']:.0f}{NBSP}GB/s "
-                             f"({r['pct_copy']:.0f}{NBSP}%)")
+                cells.append(w["refused"] if r is None else w["cell"].format(
+                    us=w["num"](r["us"], 1), gbps=f"{r['gbps']:.0f}", pct=f"{r['pct_copy']:.0f}"))
             cuda = recs.get(("cuda", dt, m, n))
-            lines.append(f"| {dt} | {m}{NBSP}×{NBSP}{n} | " + " | ".join(cells) +
-                         f" | {es_number(cuda['speedup_vs_torch'], 2)}× |")
+            lines.append(f"| {dt} | {m}{w['x']}{n} | " + " | ".join(cells) +
+                         f" | {w['num'](cuda['speedup_vs_torch'], 2)}{w['times']} |")
     return "\n".join(lines)
