@@ -60,7 +60,9 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
 
 case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
     *" tests "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune "*|*" bench "*|*" profile "*|*" planted "*)
-        step build "$py" -m phase24.bridge ;;
+        target=$("$py" -c 'import torch; from phase24.bridge import nvcc
+print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
+        step build "$py" -m phase24 build --arch "$target" ;;
 esac
 for s in $steps; do
     case $s in

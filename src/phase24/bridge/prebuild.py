@@ -1,6 +1,7 @@
 """Build many kernel files at once: one nvcc per CPU core, a line on stderr as each finishes.
 
-``python -m phase24.bridge`` runs it on every kernel file of the lab (the cache's warm-up).
+``python -m phase24 build`` runs it on every kernel file of the lab (the cache's warm-up), as
+``scripts/gpu-session.sh`` does before the steps that use them.
 """
 
 from __future__ import annotations
