@@ -334,3 +334,91 @@ def test_mkdocs_build_strict(tmp_path: Path):
     for page in ("index.html", "es/index.html", "phase-24-cuda-triton/index.html",
                  "es/phase-24-cuda-triton/index.html"):
         assert (tmp_path / "site" / page).is_file(), f"the build produced no {page}"
+
+
+# ----------------------------------------------------------------------------------------------
+# (d) The lab pages read as a path (issue 21, item 3): no run-by-run history in the prose, each page
+#     short enough for one sitting, a prediction before every measured step and the measurement in a
+#     collapsible reveal, and the Hopper-only designs on their own page.
+
+LAB = DOCS / "phase-24-cuda-triton" / "lab"
+PATH_LABS = ["01-naive-kernel", "02-tuned-kernel", "03-triton-and-pytorch", "going-further-hopper"]
+MAX_PROSE_WORDS = 3200
+# A commit-hash-like token: 7 to 40 hex digits with at least one digit and one letter a-f.
+HEX_ID = re.compile(r"(?<![0-9A-Za-z])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+MARKDOWN_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+HTML_TAG = re.compile(r"<[^>]+>")
+
+
+def lab_pages() -> list[Path]:
+    return [LAB / f"{name}{suffix}" for name in PATH_LABS for suffix in (".md", ".es.md")]
+
+
+def prose(text: str) -> str:
+    """The page without its fenced code blocks, snippet lines (included files are generated or code)
+    and link targets or HTML tags (an image path may name a run; the text around it may not)."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = FENCE_OPEN.match(lines[i])
+        if m:
+            fence = m["fence"]
+            close = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$")
+            i += 1
+            while i < len(lines) and not close.match(lines[i]):
+                i += 1
+            i += 1
+            continue
+        if not (SNIPPET_INLINE.match(lines[i]) or SNIPPET_BLOCK_EDGE.match(lines[i])):
+            out.append(lines[i])
+        i += 1
+    text = "\n".join(out)
+    return HTML_TAG.sub(" ", MARKDOWN_LINK_TARGET.sub("]", text))
+
+
+def prose_words(text: str) -> int:
+    return len(re.findall(r"[^\W_]+(?:['’.-][^\W_]+)*", prose(text)))
+
+
+@pytest.mark.parametrize("page", lab_pages(), ids=_id)
+def test_lab_prose_has_no_commit_hashes(page: Path):
+    found = sorted(set(HEX_ID.findall(prose(page.read_text(encoding="utf-8")))))
+    assert not found, (f"{page.relative_to(ROOT)}: commit-hash-like tokens in the prose {found}; the "
+                       "run-by-run history belongs in results/ and explorations/README.md")
+
+
+def test_prose_helpers_skip_code_snippets_and_link_targets():
+    text = ("Run of 6e5b20e.\n\n```bash\ngit show 6e5b20e\n```\n\n--8<-- \"results/h200/x-6e5b20e.md\"\n\n"
+            "![plot](../assets/softmax-e437d3f.png) <figure>2097152x128 1024 deadline</figure>\n")
+    assert HEX_ID.findall(prose(text)) == ["6e5b20e"]
+    assert HEX_ID.findall(prose("<code>softmax-e437d3f.png</code>")) == ["e437d3f"]
+    assert prose_words("one two\n\n```\nthree four\n```\nfive") == 3
+
+
+def test_ladder_labs_predict_then_reveal():
+    """Labs 02 and the Hopper page: every rung asks for the learner's prediction before its commands
+    and keeps what was measured in a collapsible reveal after them."""
+    for page in (LAB / "02-tuned-kernel.md", LAB / "going-further-hopper.md"):
+        text = page.read_text(encoding="utf-8")
+        for section in re.split(r"^## ", text, flags=re.M)[1:]:
+            if not re.match(r"(v\d+|triton-v\d)\b", section):
+                continue
+            name = section.split("\n", 1)[0]
+            pred, reveal = section.find("Write down your prediction"), section.find('??? note "What we measured"')
+            assert 0 <= pred < reveal, f"{page.name}, {name}: a prediction, then a reveal of the measurement"
+            twin_text = twin(page).read_text(encoding="utf-8")
+            assert twin_text.count('??? note "Lo que medimos"') == text.count('??? note "What we measured"')
+            assert twin_text.count("Apunta tu predicción") == text.count("Write down your prediction")
+
+
+def test_hopper_material_lives_on_its_own_page():
+    hopper = (LAB / "going-further-hopper.md").read_text(encoding="utf-8")
+    for anchor in ("v5", "v7", "v8", "v9", "v10", "lagged", "ring", "whole-row"):
+        assert "{#" + anchor + "}" in hopper, anchor
+    for name in ("02-tuned-kernel", "03-triton-and-pytorch"):
+        for suffix in (".md", ".es.md"):
+            page = (LAB / f"{name}{suffix}").read_text(encoding="utf-8")
+            assert not re.search(r"^#+ .*\((Hopper|Gluon)\)", page, flags=re.M), f"{name}{suffix}"
+            assert "going-further-hopper.md" in page, f"{name}{suffix} links the Hopper page"
+    assert "phase-24-cuda-triton/lab/going-further-hopper.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
