@@ -388,6 +388,12 @@ def test_lab_prose_has_no_commit_hashes(page: Path):
                        "run-by-run history belongs in results/ and explorations/README.md")
 
 
+@pytest.mark.parametrize("page", lab_pages(), ids=_id)
+def test_lab_pages_fit_one_sitting(page: Path):
+    words = prose_words(page.read_text(encoding="utf-8"))
+    assert words <= MAX_PROSE_WORDS, f"{page.relative_to(ROOT)}: {words} words of prose (limit {MAX_PROSE_WORDS})"
+
+
 def test_prose_helpers_skip_code_snippets_and_link_targets():
     text = ("Run of 6e5b20e.\n\n```bash\ngit show 6e5b20e\n```\n\n--8<-- \"results/h200/x-6e5b20e.md\"\n\n"
             "![plot](../assets/softmax-e437d3f.png) <figure>2097152x128 1024 deadline</figure>\n")
