@@ -428,3 +428,22 @@ def test_hopper_material_lives_on_its_own_page():
             assert not re.search(r"^#+ .*\((Hopper|Gluon)\)", page, flags=re.M), f"{name}{suffix}"
             assert "going-further-hopper.md" in page, f"{name}{suffix} links the Hopper page"
     assert "phase-24-cuda-triton/lab/going-further-hopper.md" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", lab_pages(), ids=_id)
+def test_each_lab_asks_for_a_prediction_before_its_reveal(page: Path):
+    text = page.read_text(encoding="utf-8")
+    ask, reveal = (("Apunta tu predicción", '??? note "Lo que medimos"') if page.name.endswith(".es.md")
+                   else ("Write down your prediction", '??? note "What we measured"'))
+    assert 0 <= text.find(ask) < text.find(reveal), f"{page.name}: a prediction, then a reveal"
+
+
+def test_exercises_come_before_their_answers():
+    """Lab 03 prints the naive Triton kernel (the starter's answer) only after the exercise; lab 02's
+    first rung (lab 01's answer) says so before its code."""
+    for suffix in (".md", ".es.md"):
+        lab03 = (LAB / f"03-triton-and-pytorch{suffix}").read_text(encoding="utf-8")
+        assert lab03.index("{#exercise}") < lab03.index("triton_ladder/v0_naive.py:kernel")
+        lab02 = (LAB / f"02-tuned-kernel{suffix}").read_text(encoding="utf-8")
+        v1 = lab02.index("{#v1}")
+        assert v1 < lab02.index("01-naive-kernel.md#exercise", v1) < lab02.index("softmax_v1_block_smem.cu:kernel")
