@@ -15,6 +15,14 @@ import torch
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # Each dtype's short name in kernel names and tuned tables.
 DTYPE_TAG = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+
+
+def rows_class(m: int) -> int:
+    """The row-count class a tuned table (cuda's and triton's) keeps an entry per: 0 for up to
+    16 rows, 1 for up to 256 (too few to fill the SMs one row each), 2 beyond. (One class for
+    every M <= 256 let the 64-row winner of N = 32768 overwrite the 1-row one.)"""
+    return 0 if m <= 16 else 1 if m <= 256 else 2
+
 # The lab's kernels index a row with 32-bit offsets (a chunk may start up to 1M values past
 # the row's end): rows must be shorter than this. Any number of rows is fine.
 MAX_ROW = 2**31 - 2**20

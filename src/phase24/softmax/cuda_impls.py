@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from phase24.bridge.launch import Kernel, gpu, load_kernel, ptr
-from phase24.softmax.args import DTYPE_TAG, check_input, run_rows
+from phase24.bridge.launch import Kernel, gpu, load_kernel
+from phase24.softmax.args import DTYPE_TAG, check_input, rows_class, run_rows
 
 MAX_GRID = 2**31 - 1
 
@@ -370,13 +370,6 @@ def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:
 
 def _few(m: int) -> bool:
     return m <= 256
-
-
-def rows_class(m: int) -> int:
-    """The row-count class tuned configurations are kept per: 0 for up to 16 rows, 1 for up to
-    256 (too few to fill the SMs one row each), 2 beyond. (One class for every M <= 256 let the
-    64-row winner of N = 32768 overwrite the 1-row one.)"""
-    return 0 if m <= 16 else 1 if m <= 256 else 2
 
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from phase24.softmax.args import DTYPE_TAG
+from phase24.softmax.args import DTYPE_TAG, rows_class
 from phase24.softmax.triton_ladder import (common, v1_rows, v2_split, v3_lagged, v4_ring,
                                            v5_whole_row)
 from phase24.softmax.triton_ladder.common import Plan, next_pow2
@@ -28,12 +28,6 @@ from phase24.softmax.triton_ladder.common import Plan, next_pow2
 TABLE = Path(__file__).resolve().parents[1] / "triton_configs.json"
 TUNED = {"triton-v1": v1_rows, "triton-v2": v2_split, "triton-v3": v3_lagged,
          "triton-v4": v4_ring, "triton-v5": v5_whole_row}
-
-
-def rows_class(m: int) -> int:
-    """The row-count class a table entry is kept per: 0 for up to 16 rows, 1 for up to 256 (too
-    few to fill an H200's SMs one row each), 2 beyond (as cuda's tuned table)."""
-    return 0 if m <= 16 else 1 if m <= 256 else 2
 
 
 @functools.cache
