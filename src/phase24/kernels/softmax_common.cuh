@@ -115,16 +115,20 @@ __device__ __forceinline__ float block_sum(float v) { return block_reduce<THREAD
 
 // --8<-- [start:compensated]
 // A float sum that also keeps what each addition rounds away (Neumaier's form of Kahan's
-// compensated sum): s + c stays within a few roundings of the exact sum however many terms are
-// added. A plain running sum of n terms drifts by up to n roundings, and mostly downwards once
-// the terms are small next to the sum, so its error grows with n. For the rungs whose threads
-// add many terms in order: v0 (N terms), v1 and v2 (N / 256).
+// compensated sum), folded back into the sum after every addition so that the correction c
+// stays below half a rounding of s: s + c stays within a few roundings of the exact sum however
+// many terms are added. A plain running sum of n terms drifts by up to n roundings, and mostly
+// downwards once the terms are small next to the sum, so its error grows with n; so does an
+// unfolded correction, itself a plain sum of everything s cannot hold (past ~2^24 terms, all of
+// them). For the rungs whose threads add many terms in order: v0 (N terms), v1 and v2 (N / 256).
 struct CompensatedSum {
     float s = 0.f, c = 0.f;
     __device__ __forceinline__ void add(float v) {
         const float t = s + v;
-        c += fabsf(s) >= fabsf(v) ? (s - t) + v : (v - t) + s;  // exactly what t lost
-        s = t;
+        const float lost = fabsf(s) >= fabsf(v) ? (s - t) + v : (v - t) + s;  // exactly
+        const float u = c + lost;
+        s = t + u;        // fold the correction in; c keeps what that addition rounds away
+        c = u - (s - t);
     }
     __device__ __forceinline__ void scale(float w) { s *= w, c *= w; }
     __device__ __forceinline__ float value() const { return s + c; }
