@@ -6,7 +6,7 @@ enforces): lines that start with ``python -m phase24`` (after any ``VAR=value`` 
 
 How they run: lab 00's set-up block is the source of the first steps. Its ``bash scripts/setup.sh``
 runs once, from a fresh shell in the repository; each command then runs in a fresh shell of its own
-(``bash --noprofile --norc``, an environment of PATH without any virtual environment, HOME, and the
+(``bash --noprofile --norc``, an environment of PATH without the repository's .venv, HOME, and the
 kernel caches' variables where set) that runs the block's ``source .venv/bin/activate`` in the
 repository and then the command, exactly as shown, in a scratch directory where ``labs/`` points at
 the repository's, so the files a command writes (``out/minigpt/*.npz``, ``./hello``) stay out of the
@@ -217,10 +217,11 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def fresh_env() -> dict[str, str]:
-    """A new shell's environment: PATH without any virtual environment's bin/, HOME, the kept
-    variables; no PYTHONPATH, no VIRTUAL_ENV."""
+    """A new shell's environment: PATH without this repository's virtual environment (a
+    machine's own Python stays, even when it is itself a venv, as on the H200 image, where
+    python3 is /opt/torch/.venv's), HOME, the kept variables; no PYTHONPATH, no VIRTUAL_ENV."""
     path = [p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
-            if p and not (Path(p).parent / "pyvenv.cfg").exists()]
+            if p and not Path(p).resolve().is_relative_to(ROOT)]
     env = {"PATH": os.pathsep.join(path), "HOME": os.environ.get("HOME", "/tmp")}
     env.update({k: os.environ[k] for k in KEPT_VARIABLES if k in os.environ})
     return env
