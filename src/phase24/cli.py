@@ -192,13 +192,29 @@ def cmd_profile(args) -> int:
 def _main_job_steps(gpu: bool) -> list[tuple[str, list[str]]]:
     steps = [("doctor", ["doctor", "--no-ncu"])]
     if gpu:
-        steps += [("hello (lab 00)", ["hello"]), ("check softmax", ["check", "softmax"]),
+        steps += [("hello (lab 00)", ["hello"])] + _build_for_this_gpu() + [
+                  ("check softmax", ["check", "softmax"]),
                   ("bench softmax", ["bench", "softmax"])]
     else:
         steps += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"]),
                   ("check softmax (Triton's interpreter)", ["check", "softmax"]),
                   ("recorded H200 results", ["results"])]
     return steps + [("MiniGPT parity report (NumPy vs PyTorch, float64)", ["minigpt", "parity"])]
+
+
+def _build_for_this_gpu() -> list[tuple[str, list[str]]]:
+    """The build step for this GPU's own target, all files at once (else the checks would
+    compile them one by one, silently); none where it runs the portable PTX or no kernel."""
+    import torch
+
+    from phase24.bridge.nvcc import ARCHS, UnsupportedGpuError, target_for
+
+    try:
+        target = target_for(torch.cuda.get_device_capability())
+    except UnsupportedGpuError:
+        return []  # the check says so for each CUDA rung; torch and Triton still run
+    return [(f"build every kernel ({target})", ["build", "--arch", target])] \
+        if target in ARCHS else []
 
 
 def _duration(s: float) -> str:
