@@ -42,3 +42,21 @@ def test_rung_headers_match_the_committed_results():
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "rung_headers.py"), "--check"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_host_table_shows_few_rows_beside_their_copy():
+    """The few-row table: bulk shapes left out, microseconds with the host included, the peers
+    that ran as columns, a missing record said, and cuda's share of the copy's speed."""
+    from phase24.harness.bench import host_table
+
+    def rec(impl, m, n, host):
+        return dict(impl=impl, dtype="float32", M=m, N=n, host_us=host)
+
+    result = {"peers": ["quack"], "records": [
+        rec("torch", 1, 32768, 14.0), rec("cuda", 1, 32768, 8.0), rec("quack", 1, 32768, 6.0),
+        rec("cuda", 2097152, 128, 500.0)],
+        "copy_same_size": [dict(dtype="float32", M=1, N=32768, host_us=4.0)]}
+    lines = host_table(result).splitlines()
+    assert lines[0] == "| dtype | M x N | copy | torch | cuda | triton | quack | cuda / copy |"
+    assert lines[2:] == [
+        "| float32 | 1x32768 | 4.0 us | 14.0 us | 8.0 us | refused | 6.0 us | 50% |"]

@@ -146,11 +146,13 @@ def cmd_results(args) -> int:
                   f"{d['cpu_count']} CPU cores, torch {d['torch']} ({f.relative_to(REPO)}).")
         return 0
     if getattr(args, "markdown", False):
-        from phase24.harness.bench import markdown_table
+        from phase24.harness.bench import host_table, markdown_table
         from phase24.harness.report import recorded
 
         for _, result in recorded():
             print(markdown_table(result))
+            if any(r.get("host_us") for r in result["records"]):
+                print("\n" + host_table(result))
         return 0
     from phase24.harness.report import show_recorded
 

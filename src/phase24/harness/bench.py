@@ -324,3 +324,39 @@ def markdown_table(result: dict, impls=("torch", "cuda", "triton"), lang: str = 
             lines.append(f"| {dt} | {m}{w['x']}{n} | " + " | ".join(cells) +
                          f" | {w['num'](cuda['speedup_vs_torch'], 2)}{w['times']} |")
     return "\n".join(lines)
+
+
+def host_rows(result: dict, impls=("torch", "cuda", "triton")) -> tuple[list[str], list[list]]:
+    """The few-row shapes as a caller sees them: (columns, rows of [dtype, M, N, then per column
+    the microseconds per call with the host's launch included, or None]). The columns: a copy of
+    the same bytes (the ceiling under this timing), then ``impls`` and the peers that ran."""
+    heads = ["copy"] + list(impls) + [p for p in result.get("peers", []) if p not in impls]
+    recs = {(r["impl"], r["dtype"], r["M"], r["N"]): r.get("host_us") for r in result["records"]}
+    copies = {(c["dtype"], c["M"], c["N"]): c.get("host_us")
+              for c in result.get("copy_same_size", [])}
+    rows = []
+    for dt in dict.fromkeys(r["dtype"] for r in result["records"]):
+        for m, n in dict.fromkeys((r["M"], r["N"]) for r in result["records"]
+                                  if r["dtype"] == dt and not is_bulk(r["M"], r["N"])):
+            rows.append([dt, m, n, copies.get((dt, m, n))] +
+                        [recs.get((i, dt, m, n)) for i in heads[1:]])
+    return heads, rows
+
+
+def host_table(result: dict, lang: str = "en") -> str:
+    """The README's few-row table (lang "es": the Spanish pages'): microseconds per call, the
+    host's launch included, and cuda's share of the same-size copy's speed."""
+    w = TABLE_WORDS[lang]
+    heads, rows = host_rows(result)
+    share = "cuda / copy" if lang == "en" else "cuda / copia"
+    lines = [f"| {w['dtype']} | {w['shape']} | " + " | ".join(heads) + f" | {share} |",
+             "|" + "---|" * (len(heads) + 3)]
+    unit = " us" if lang == "en" else f"{NBSP}µs"
+    for dt, m, n, *us in rows:
+        cells = [w["refused"] if u is None else w["num"](u, 1) + unit for u in us]
+        copy, cuda = us[0], us[heads.index("cuda")]
+        pct = "-" if None in (copy, cuda) else w["num"](100 * copy / cuda, 0) + \
+            ("%" if lang == "en" else f"{NBSP}%")
+        lines.append(f"| {dt} | {m}{w['x']}{n} | " + " | ".join(cells) + f" | {pct} |")
+    return "\n".join(lines)
+

@@ -48,6 +48,25 @@ def print_results(result: dict, impls: list[str] | None = None, dtypes: list[str
         return
     for line in chunked(["dtype", "M x N"], fixed_rows, impls, rows):
         out(line)
+    print_host_times(result, impls, dtypes, shapes)
+
+
+def print_host_times(result: dict, impls: list[str], dtypes=None, shapes=None) -> None:
+    """The few-row shapes with the host's launch included (a run that recorded it), in us per
+    call beside a copy of the same bytes timed the same way: what a caller of one call waits."""
+    from phase24.harness.bench import host_rows
+
+    heads, rows = host_rows(result, [i for i in impls if i not in result.get("peers", [])])
+    rows = [r for r in rows if (not dtypes or r[0] in dtypes) and (not shapes or tuple(r[1:3])
+                                                                    in shapes)]
+    if not rows or all(u is None for r in rows for u in r[4:]):
+        return
+    out("\nfew rows, the host's launch included (us per call, lower is better; copy: the same "
+        "bytes copied):")
+    fixed = [[dt, f"{m}x{n}"] for dt, m, n, *_ in rows]
+    cells = [["-" if u is None else f"{u:.1f}" for u in r[3:]] for r in rows]
+    for line in chunked(["dtype", "M x N"], fixed, heads, cells):
+        out(line)
 
 
 def recorded() -> list[tuple[Path, dict]]:
