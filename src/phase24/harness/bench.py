@@ -242,8 +242,12 @@ def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], pro
                     progress.update(task, description=f"{name} {dtname} {m}x{n}")
                 try:
                     out = fn(x)
-                except SoftmaxArgumentError as err:  # a documented limit (e.g. triton-naive)
-                    refused.append(f"{name} {dtname} {m}x{n}: {err}")
+                except Exception as err:  # a documented limit (e.g. triton-naive), or a peer's
+                    if not isinstance(err, SoftmaxArgumentError) and name not in peers:
+                        raise
+                    first = (str(err).strip().splitlines() or [""])[0][:200]
+                    refused.append(f"{name} {dtname} {m}x{n}: {type(err).__name__}: {first}"
+                                   if name in peers else f"{name} {dtname} {m}x{n}: {err}")
                     if progress:
                         progress.advance(task)
                     continue
