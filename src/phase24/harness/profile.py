@@ -51,7 +51,8 @@ ALIASES = {"dram__throughput.avg.pct_of_peak_sustained_elapsed":
            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"}
 STALL = re.compile(r"smsp__average_warps?_issue_stalled_(\w+?)_per_issue_active\.ratio$")
 DEFAULT_SET = [("cuda-naive", "32768x8192"), ("cuda-v3", "32768x8192"), ("cuda", "32768x8192"),
-               ("triton", "32768x8192"), ("torch", "32768x8192"), ("cuda", "64x262144")]
+               ("triton", "32768x8192"), ("torch", "32768x8192"), ("cuda", "64x262144"),
+               ("triton", "64x262144")]
 
 
 class ProfileError(RuntimeError):
