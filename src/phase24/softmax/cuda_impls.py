@@ -76,6 +76,7 @@ def capacity(kind: str, config: tuple, dtype) -> int:
     return SLOTS[kind](*config) * vec_width(dtype)
 
 
+@lru_cache(maxsize=None)  # `cuda` asks at every call
 def reach(kind: str, dtype) -> int:
     """The longest row any compiled configuration of rung `kind` holds."""
     return max(capacity(kind, c, dtype) for c in configs(kind, dtype))
