@@ -2,10 +2,9 @@
 committed results.
 
 Usage: python3 scripts/rung_headers.py [--check]
-Each CUDA rung (src/phase24/kernels/*.cu) states the GB/s its registry entry reached in the last
-benchmark of the whole CUDA ladder (results/h200/softmax-e437d3f.json); each Triton rung
-(src/phase24/softmax/triton_ladder/v*.py) its figures in results/h200/softmax.json, on the rows it
-is built for, and results/h200/triton_ladder.md tabulates them for the docs. The Spanish pages'
+Each CUDA rung (src/phase24/kernels/*.cu) states the GB/s its registry entry reached in the
+committed benchmark of the whole ladder (results/h200/softmax.json); each Triton rung
+(src/phase24/softmax/triton_ladder/v*.py) its figures in the same run, on the rows it is built for, and results/h200/triton_ladder.md tabulates them for the docs. The Spanish pages'
 twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) are
 written here too, from the same JSON. This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
 from the committed JSON.
@@ -21,8 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "h200"
 KERNELS = ROOT / "src" / "phase24" / "kernels"
 LADDER = ROOT / "src" / "phase24" / "softmax" / "triton_ladder"
-CUDA_RUN = RESULTS / "softmax-e437d3f.json"  # the last run of every CUDA rung
-TRITON_RUN = RESULTS / "softmax.json"
+CUDA_RUN = TRITON_RUN = RESULTS / "softmax.json"  # one run of every rung of both ladders
 CLUSTER_GUARD = "__CUDA_ARCH__ < 900"  # in the files built for thread-block clusters only
 
 

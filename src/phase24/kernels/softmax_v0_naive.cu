@@ -8,8 +8,8 @@
 // H200): the sum is compensated (CompensatedSum in softmax_common.cuh). Later rungs add in a
 // tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, use it too.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-315 GB/s (median 157); bf16 11-168 GB/s (median 97).
+// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-316 GB/s (median 164); bf16 11-166 GB/s (median 95).
 
 // --8<-- [start:kernel]
 template <typename T>

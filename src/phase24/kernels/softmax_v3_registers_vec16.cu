@@ -9,8 +9,8 @@
 // Unaligned rows (odd N, sliced views) take the same path with element-wise loads.
 // Prediction: near the copy ceiling for mid-sized rows; short rows still leave threads idle.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 645-4112 GB/s (median 2056); bf16 243-3939 GB/s (median 1403).
+// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 650-4115 GB/s (median 2059); bf16 245-3955 GB/s (median 1403).
 
 constexpr int V3_THREADS = 256;
 

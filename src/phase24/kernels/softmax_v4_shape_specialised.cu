@@ -16,10 +16,10 @@
 #pragma once
 #endif
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1757-4233 GB/s (median 4091); bf16 1053-4183 GB/s (median 4074).
+// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1737-4226 GB/s (median 4088); bf16 1047-4164 GB/s (median 4094).
 // Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed), and v4
-// needs fewer registers; re-measured in results/h200/softmax-c8e92cb.json (torch, v4, v5, cuda):
+// needs fewer registers; re-measured in results/h200/history/softmax-c8e92cb.json (torch, v4, v5, cuda):
 // fp32 1754-4222 GB/s (median 4092); bf16 1054-4183 GB/s (median 4070), bf16 16384 61% -> 96%.
 
 // Replace each held value by exp(x - m) for the thread's own maximum m, and return

@@ -12,11 +12,11 @@
 // until the others have read it without stalling the stores.
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
-// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3751 GB/s (median 3011); bf16 66-2907 GB/s (median 2242).
+// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3731 GB/s (median 3004); bf16 66-2912 GB/s (median 2237).
 // Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-66%.
 // Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed);
-// re-measured in results/h200/softmax-c8e92cb.json (torch, v4, v5, cuda): fp32 166-3746 GB/s
+// re-measured in results/h200/history/softmax-c8e92cb.json (torch, v4, v5, cuda): fp32 166-3746 GB/s
 // (median 3010); bf16 66-2908 GB/s (median 2240); rows of 32768 to 262144: fp32 68-87%, bf16 60-66%.
 
 #if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough

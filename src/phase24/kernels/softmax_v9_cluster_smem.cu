@@ -2,14 +2,14 @@
 //
 // Changed from v7: an SM's registers hold at most ~128 KB of a row (2048 threads x 16 registers
 // of data), so a 1 MB fp32 row needs a cluster of 8 or 16, and in v7's tuning
-// (results/h200/tune-cf9dee7.json) bigger clusters were slower at the same bytes per SM. Its
+// (results/h200/history/tune-cf9dee7.json) bigger clusters were slower at the same bytes per SM. Its
 // 227 KB of shared memory held nothing. Here a thread keeps K slots in registers as in v7 and S
 // more in shared memory, copied there by cp.async (global to shared without passing through
 // registers: v8's copy_slots_async). Each thread reads back only the slots it copied itself, so
 // no barrier is needed. An SM holds twice the bytes: the same row on half the cluster, or twice
 // the blocks per SM.
 // Prediction: long rows (fp32 >= 128K, bf16 >= 32K) from v7's 79-88% of copy towards 90%.
-// Outcome (results/h200/tune-6e5b20e.json and the bench, run of commit 6e5b20e, `cuda`
+// Outcome (results/h200/history/tune-6e5b20e.json and the bench, run of commit 6e5b20e, `cuda`
 // choosing v9 on every bulk row of 64K-256K fp32 and 32K-256K bf16): fp32 64K / 128K / 256K at 94.0 / 92.3 /
 // 87.9% of copy (v5/v7 before: 90.6 / 87.0 / 85.1%), bf16 32K-256K at 90.8 / 90.4 / 87.0 /
 // 82.8% (v7: 87.7 / 85.0 / 83.1 / 78.9%). The best blocks hold 64-128 KB, two or more per SM; a
@@ -21,8 +21,8 @@
 #pragma once
 #endif
 #include "softmax_v8_pipelined.cu"  // v8's cp.async copies (and, through v8, v7's raw slots)
-// Measured (H200, results/h200/softmax-e437d3f.json, commit e437d3f, copy 4247 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3934 GB/s (median 1354); bf16 10-3831 GB/s (median 460).
+// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3929 GB/s (median 1353); bf16 10-3842 GB/s (median 460).
 // Rows of 32768 to 262144, % of copy: fp32 85-93%; bf16 56-90%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

@@ -10,10 +10,10 @@ Prediction: each value is read twice (once per launch), so at best 2/3 of the co
 would leave most SMs idle.
 Limit: none on the row length.
 """
-# Measured (H200, results/h200/softmax.json, commit fbc5099, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 66.0-66.1, bf16 58.4-58.6;
+# Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 66.2-66.4, bf16 58.4-58.7;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.4 / 11.3 / 14.4 / 59.3; bf16 6.9 / 10.1 / 11.5 / 36.3.
+# fp32 8.4 / 10.7 / 13.2 / 60.3; bf16 8.4 / 9.7 / 11.5 / 34.9.
 
 import dataclasses
 
