@@ -106,6 +106,53 @@ def ladder_table(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cuda_ladder_table(data: dict, lang: str = "en") -> str:
+    """Every CUDA rung's figures (results/h200/cuda_ladder.md, .es.md; lab 02 shows it): the bulk
+    sweep's % of copy per dtype (lowest-highest, median) and the few-row shapes' us."""
+    from phase24.harness.bench import NBSP, es_number
+
+    num = (lambda v, d: f"{v:.{d}f}") if lang == "en" else es_number
+    dash = "-" if lang == "en" else "–"
+
+    def figures(impl: str, dtype: str) -> str:
+        p = [r["pct_copy"] for r in data["records"] if r["impl"] == impl and r["dtype"] == dtype
+             and r["M"] * r["N"] == 2**28]
+        return f"{num(min(p), 0)}{dash}{num(max(p), 0)} ({num(statistics.median(p), 0)})"
+
+    def few(impl: str, dtype: str) -> str:
+        us = {(r["M"], r["N"]): r["us"] for r in data["records"]
+              if r["impl"] == impl and r["dtype"] == dtype}
+        return " / ".join("-" if us.get(s) is None else num(us[s], 1) for s in FEW)
+
+    rungs = list(cuda_rungs().items()) + [("(the tuned table's rung per shape)"
+                                            if lang == "en" else "(el peldaño de la tabla "
+                                            "afinada para cada forma)", "cuda")]
+    if lang == "en":
+        lines = ["| rung | file | float32, % of copy (median) | bfloat16, % of copy (median) | "
+                 "few rows, float32, us | few rows, bfloat16, us |"]
+    else:
+        lines = ["| peldaño | fichero | float32, % de la copia (mediana) | bfloat16, % de la copia "
+                 "(mediana) | pocas filas, float32, µs | pocas filas, bfloat16, µs |"]
+    lines.append("|---|---|---|---|---|---|")
+    for name, impl in sorted(rungs, key=lambda r: (r[1] == "cuda", r[1] != "cuda-naive",
+                                                   int(re.sub(r"\D", "", r[1]) or 0))):
+        shown = name if name.startswith("(") else f"`{name}`"
+        lines.append(f"| `{impl}` | {shown} | {figures(impl, 'float32')} | "
+                     f"{figures(impl, 'bfloat16')} | {few(impl, 'float32')} | {few(impl, 'bfloat16')} |")
+    x = "x" if lang == "en" else f"{NBSP}×{NBSP}"
+    shapes = ", ".join(f"{m}{x}{n}" for m, n in FEW)
+    if lang == "en":
+        lines.append(f"\nBulk sweep: N = 128 to 262144, 2^28 elements each (a rung hands rows beyond "
+                     f"its reach to v2). Few rows: {shapes}. Commit {data['commit']}, {data['gpu']}, "
+                     f"copy {data['copy_gbps']:.0f} GB/s (results/h200/{CUDA_RUN.name}).")
+    else:
+        lines.append(f"\nFormas grandes: N de 128 a 262144, 2^28 elementos cada una (un peldaño pasa "
+                     f"a v2 las filas que no alcanza). Pocas filas: {shapes}. Commit "
+                     f"{data['commit']}, {data['gpu']}, copia {data['copy_gbps']:.0f}{NBSP}GB/s "
+                     f"(results/h200/{CUDA_RUN.name}).")
+    return "\n".join(lines) + "\n"
+
+
 # ---- the Spanish pages' tables: the same figures, localised (µs, decimal comma, Spanish headers)
 
 ADDS_ES = {
@@ -162,6 +209,8 @@ def spanish_tables(triton: dict) -> dict:
 
     minigpt = json.loads((RESULTS / "minigpt_speed.json").read_text())
     return {RESULTS / "triton_ladder.es.md": ladder_table_es(triton),
+            RESULTS / "cuda_ladder.md": cuda_ladder_table(triton),
+            RESULTS / "cuda_ladder.es.md": cuda_ladder_table(triton, "es"),
             RESULTS / "softmax_table.es.md": markdown_table(triton, lang="es") + "\n",
             RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
 
