@@ -149,6 +149,25 @@ def test_v4_choice_covers_rows():
     assert reach("v5", torch.float32) == 262144 and reach("v5", torch.bfloat16) == 262144
 
 
+def test_each_shape_s_configuration_is_chosen_once(monkeypatch):
+    """A launcher's scan of its configurations (up to ~200 us on a CPU) runs once per shape and
+    device, then comes from a cache: each call of a few-row softmax waited on it before."""
+    from phase24.softmax import cuda_impls as ci
+
+    shapes = ((1, 32768, torch.bfloat16), (64, 262144, torch.float32))
+    expected = {(k, m, n, dt): ci.CHOOSE[k](m, n, dt, 0) for k in ci.CHOOSE for m, n, dt in shapes}
+    calls = []
+    for kind, choose in list(ci.CHOOSE.items()):
+        monkeypatch.setitem(ci.CHOOSE, kind, lambda *a, _c=choose: calls.append(a) or _c(*a))
+    ci.chosen.cache_clear()
+    for _ in range(3):
+        for (kind, m, n, dt), want in expected.items():
+            assert ci.chosen(kind, m, n, dt, 0) == want
+            ci.chosen(kind, m, n, dt, 1)  # another device: its own entry
+    assert len(calls) == 2 * len(expected)  # one scan per shape and device
+    ci.chosen.cache_clear()
+
+
 def test_a_forced_configuration_too_small_for_the_row_is_refused():
     from phase24.softmax import cuda_impls as ci
 

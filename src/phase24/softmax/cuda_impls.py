@@ -136,10 +136,11 @@ def _rows_group(kind: str, x2d, out, config):
     """v4 and v6: GROUP = config[0] threads per row. `config` is forced, else tuned, else
     v4_choose's (v6 runs v4's launch shapes)."""
     m, n = x2d.shape
-    config = config or tuned_config(kind, x2d) or v4_choose(n, x2d.dtype)
+    if config:
+        _check_fits(kind, config, x2d)
+    config = config or tuned_config(kind, x2d) or chosen(kind, m, n, x2d.dtype, x2d.device.index)
     if config is None:
         return rows_v2(x2d, out)
-    _check_fits(kind, config, x2d)
     block = group_block(config[0])
     _run_rung(kind, config, x2d, out, math.ceil(m / (block // config[0])), block)
 
@@ -150,13 +151,13 @@ def rows_v4(x2d, out, config: tuple[int, int] | None = None):
 
 # ---- v5: a thread-block cluster per row (Hopper) -------------------------------------------------
 
-def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
+def v5_choose(m: int, n: int, dtype, device=None) -> tuple[int, int, int] | None:
     """Fewest blocks per row that still give the GPU ~2 blocks per SM; least waste after that."""
     slots = math.ceil(n / vec_width(dtype))
     fits = [(t, k, c) for t, k, c in configs("v5", dtype) if t * k * c >= slots]
     if not fits:
         return None
-    want = 2 * sm_count() if torch.cuda.is_available() else 264
+    want = 2 * sm_count(device) if torch.cuda.is_available() else 264
 
     def cost(tkc):
         t, k, c = tkc
@@ -166,18 +167,19 @@ def v5_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
 
 
 def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
-    _rows_cluster("v5", v5_choose, x2d, out, config)
+    _rows_cluster("v5", x2d, out, config)
 
 
-def _rows_cluster(kind: str, choose, x2d, out, config):
+def _rows_cluster(kind: str, x2d, out, config):
     """v5, v7, v9, v10: one cluster of config[-1] blocks of config[0] threads per row; v9's and
     v10's (THREADS, K, S, CLUSTER) hold S slots a thread in shared memory. `config` is forced,
-    else tuned, else choose(m, n, dtype)."""
+    else tuned, else the rung's choice for the shape (`chosen`)."""
     m, n = x2d.shape
-    config = config or tuned_config(kind, x2d) or choose(m, n, x2d.dtype)
+    if config:
+        _check_fits(kind, config, x2d)
+    config = config or tuned_config(kind, x2d) or chosen(kind, m, n, x2d.dtype, x2d.device.index)
     if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
-    _check_fits(kind, config, x2d)
     kernel = _kernel(source(kind), kernel_name(kind, config, x2d.dtype))
     shared = _dynamic_shared(kernel, 16 * config[2] * config[0]) if len(config) == 4 else 0
     _cluster_per_row(kernel, x2d, out, config[0], config[-1], shared_bytes=shared)
@@ -189,6 +191,10 @@ def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, share
     m, n = x2d.shape
     kernel.allow_cluster(cluster)
     rows_per_launch = MAX_GRID // cluster
+    if m <= rows_per_launch:  # one launch (the case but for billions of rows): no slicing
+        kernel.launch(m * cluster, threads, x2d, out, np.int64(m), np.int32(n),
+                      np.int64(x2d.stride(0)), shared_bytes=shared_bytes)
+        return
     for start in range(0, m, rows_per_launch):
         stop = min(m, start + rows_per_launch)
         kernel.launch((stop - start) * cluster, threads, x2d[start:stop],
@@ -204,7 +210,7 @@ def rows_v6(x2d, out, config: tuple[int, int] | None = None):
 
 # ---- v7: v5's cluster, lean reductions, raw 16-byte slots, clusters up to 16 (Hopper) ---------
 
-def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
+def v7_choose(m: int, n: int, dtype, device=None) -> tuple[int, int, int] | None:
     """Blocks of 1024 x 4 slots in the smallest cluster that holds the row (fewest barriers);
     for few rows, the largest cluster of the smallest blocks that hold it (more SMs at work)."""
     fits = [tkc for tkc in configs("v7", dtype) if capacity("v7", tkc, dtype) >= n and tkc[1] == 4]
@@ -216,7 +222,7 @@ def v7_choose(m: int, n: int, dtype) -> tuple[int, int, int] | None:
 
 
 def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
-    _rows_cluster("v7", v7_choose, x2d, out, config)
+    _rows_cluster("v7", x2d, out, config)
 
 
 # ---- v8: persistent clusters, the next row prefetched into shared memory (Hopper) ------------
@@ -229,15 +235,12 @@ def _v8_grid_clusters(name: str, threads: int, cluster: int, device=None) -> int
 
 def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     m, n = x2d.shape
-    if config is None:
-        config = tuned_config("v8", x2d)
-    if config is None:
-        fits = [tc for tc in configs("v8", x2d.dtype) if capacity("v8", tc, x2d.dtype) >= n]
-        config = min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
+    if config:
+        _check_fits("v8", config, x2d)
+    config = config or tuned_config("v8", x2d) or chosen("v8", m, n, x2d.dtype, x2d.device.index)
     if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
     t, c = config
-    _check_fits("v8", config, x2d)
     name = kernel_name("v8", config, x2d.dtype)
     kernel = _kernel(source("v8"), name)
     smem = _dynamic_shared(kernel, 64 * t)  # the next row's slots
@@ -249,14 +252,20 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
 
 # ---- v9: v7 with part of each block's chunk in shared memory (Hopper) --------------------------
 
+def v8_choose(m: int, n: int, dtype, device=None) -> tuple[int, int] | None:
+    """The smallest cluster that holds the row, of the largest blocks."""
+    fits = [tc for tc in configs("v8", dtype) if capacity("v8", tc, dtype) >= n]
+    return min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
+
+
 def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
-    _rows_cluster("v9", _smem_choose("v9"), x2d, out, config)
+    _rows_cluster("v9", x2d, out, config)
 
 
 def _smem_choose(kind: str):
     """v9 and v10 untuned: the rung's default block in the smallest cluster that holds the row;
     rows longer than that: the configuration that holds the least beyond the row."""
-    def choose(m: int, n: int, dtype):
+    def choose(m: int, n: int, dtype, device=None):
         fits = [cfg for cfg in configs(kind, dtype) if capacity(kind, cfg, dtype) >= n]
         preferred = [cfg for cfg in fits if cfg[:3] == DEFAULT_BLOCK[kind]]
         return min(preferred or fits, key=lambda cfg: (capacity(kind, cfg, dtype), cfg[3]),
@@ -272,7 +281,23 @@ DEFAULT_BLOCK = {"v9": (512, 4, 12), "v10": (512, 4, 0)}
 
 
 def rows_v10(x2d, out, config: tuple[int, int, int, int] | None = None):
-    _rows_cluster("v10", _smem_choose("v10"), x2d, out, config)
+    _rows_cluster("v10", x2d, out, config)
+
+
+def _group_choose(m: int, n: int, dtype, device=None):
+    return v4_choose(n, dtype)  # v6 runs v4's launch shapes
+
+
+# Each tunable rung's own choice of configuration for an untuned (m, n, dtype, device).
+CHOOSE = {"v4": _group_choose, "v5": v5_choose, "v6": _group_choose, "v7": v7_choose,
+          "v8": v8_choose, "v9": _smem_choose("v9"), "v10": _smem_choose("v10")}
+
+
+@lru_cache(maxsize=4096)  # once per shape: a scan of the configurations takes up to ~200 us
+def chosen(kind: str, m: int, n: int, dtype, device: int) -> tuple | None:
+    """The configuration rung `kind` runs for an (m, n) input of `dtype` on cuda:`device` when
+    no tuned entry names one (None: no configuration holds the row)."""
+    return CHOOSE[kind](m, n, dtype, device)
 
 
 def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:
@@ -293,21 +318,27 @@ TUNED_FILE = Path(__file__).with_name("tuned_configs.json")
 
 
 @lru_cache(maxsize=None)
-def tuned() -> dict:
+def tuned(gpu_name: str) -> dict:
     """Best configuration per benchmark shape, measured by scripts/tune_softmax.py on the GPU
-    named in the file (results/h200/tune.json); other GPUs use the heuristics above."""
-    if not TUNED_FILE.exists() or not torch.cuda.is_available():
+    named in the file (results/h200/tune.json); {} for other GPUs, which use the heuristics
+    above."""
+    if not TUNED_FILE.exists():
         return {}
     data = json.loads(TUNED_FILE.read_text())
-    if data["gpu"] != torch.cuda.get_device_name():
+    if data["gpu"] != gpu_name:
         return {}
     return {(e["dtype"], e["N"], e["rows"]): (e["kind"], tuple(e["config"] or ()))
             for e in data["best"]}
 
 
-def tuned_config(kind: str, x2d) -> tuple | None:
+def tuned_hit(x2d) -> tuple | None:
+    """(rung, configuration) of the tuned table of x2d's GPU for its shape, or None."""
     m, n = x2d.shape
-    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
+    return tuned(gpu(x2d.device).name).get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
+
+
+def tuned_config(kind: str, x2d) -> tuple | None:
+    hit = tuned_hit(x2d)
     return hit[1] if hit and hit[0] == kind else None
 
 
@@ -318,7 +349,7 @@ CLUSTER_FOR_FEW_ROWS_FROM_N = 8192
 def rows_best(x2d, out):
     m, n = x2d.shape
     clusters = has_clusters(x2d.device)
-    hit = tuned().get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
+    hit = tuned_hit(x2d)
     if hit and (hit[0] not in CLUSTER_KINDS or clusters):
         return KINDS[hit[0]](x2d, out)
     if n <= reach("v4", x2d.dtype) and not (clusters and _few(m) and n >= CLUSTER_FOR_FEW_ROWS_FROM_N):
