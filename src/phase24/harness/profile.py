@@ -3,8 +3,10 @@
 ncu runs this module as its target: one warm-up call outside the NVTX range "phase24", then
 one call inside it; ncu (`--nvtx-include phase24/ -c 1`) profiles the first kernel in the
 range with `--set full`, `--clock-control none` and `--import-source on` (the -lineinfo builds
-map SASS to .cu lines). The .ncu-rep is kept; figures are read back from it with
-`ncu --import` into JSON and Markdown.
+map SASS to .cu lines). The .ncu-rep is kept, with an xz-compressed copy (.ncu-rep.xz, about
+a twentieth of its size: what git keeps; `xz -dk FILE.ncu-rep.xz` gives the report back for
+Nsight Compute's window); figures are read back from it with `ncu --import` into JSON and
+Markdown.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import csv
 import io
 import json
+import lzma
 import re
 import shutil
 import subprocess
@@ -105,6 +108,7 @@ def profile(impl: str, shape: str, dtype: str, out: Path) -> dict:
                    ncu_command=" ".join(cmd[1:-6]))
     (out / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out / f"{stem}.md").write_text(markdown(summary))
+    rep.with_name(rep.name + ".xz").write_bytes(lzma.compress(rep.read_bytes(), preset=9))
     return summary
 
 
