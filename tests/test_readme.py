@@ -4,7 +4,7 @@ import json
 import re
 from pathlib import Path
 
-from phase24.harness.bench import markdown_table
+from phase24.harness.bench import host_table, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,6 +16,9 @@ def test_readme_table_comes_from_results():
     result = json.loads((ROOT / "results/h200/softmax.json").read_text())
     assert table == markdown_table(result)
     assert (ROOT / "results/h200/softmax_table.md").read_text().strip() == markdown_table(result)
+    host = re.search(r"<!-- host-table:start -->\n(.*?)\n<!-- host-table:end -->", readme,
+                     re.S).group(1)
+    assert host == host_table(result)
 
 
 def test_readme_commands_exist():
