@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from phase24.bridge.launch import Kernel, gpu, load_kernel
+from phase24.bridge.nvcc import KERNELS_DIR
 from phase24.softmax.args import DTYPE_TAG, check_input, rows_class, run_rows
 from phase24.softmax.cuda_rungs import configs, kernel_name, source
 
@@ -29,13 +30,7 @@ def vec_width(dtype: torch.dtype) -> int:
 
 @lru_cache(maxsize=None)
 def _kernel(source: str, name: str) -> Kernel:
-    return load_kernel(f"{_kernels_dir()}/{source}", name)
-
-
-def _kernels_dir() -> str:
-    from phase24.bridge.nvcc import KERNELS_DIR
-
-    return str(KERNELS_DIR)
+    return load_kernel(KERNELS_DIR / source, name)
 
 
 def sm_count(device=None) -> int:
