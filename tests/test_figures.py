@@ -1,0 +1,138 @@
+"""Every measured figure in the chapter's prose comes from the committed results.
+
+A figure is a number with a unit (%, us or µs, ms, GB/s, TB/s; both ends of a range such as
+94.3-98.7%), in the prose of any page (English and Spanish, decimal comma included), outside code
+blocks, included files and link targets. It must equal, at the precision it is written with, a
+value of the one benchmark run (results/h200/softmax.json: every record, the same-size copies,
+the copy bandwidth; and the few-row peers run beside it), a summary statistic of that run (per
+implementation and dtype over the bulk shapes: lowest, highest, median and geometric mean of the
+% of copy; per implementation the geometric mean and lowest speed-up over torch), a figure of a
+recorded Nsight Compute summary (results/h200/profiles/*.json), or of the team's reference
+measurements (results/h200/reference-measurements.md). The few figures that come from elsewhere
+are listed in ELSEWHERE with where they come from, and checked there.
+
+This catches a figure left from an earlier run or typed by hand; it cannot prove that a figure
+is quoted for the right shape (small whole percentages match some value by chance).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from test_docs import DOCS, ROOT, prose
+
+RESULTS = ROOT / "results" / "h200"
+UNIT = r"(?:%|us\b|µs|ms\b|GB/s|TB/s)"
+NUMBER = r"\d+(?:[.,]\d+)?"
+FIGURE = re.compile(rf"(?<![\w.,])({NUMBER})(?:\s?[–-]\s?({NUMBER}))?[ \u00a0]?({UNIT})")
+
+# Figures that are not measurements of the committed run: (page, figure as written in English)
+# -> a file or folder whose text holds the figure, or the arithmetic that gives it.
+ELSEWHERE = {
+    ("solutions/index", "77.1%"): "explorations/cuda-push-2026-11-30",
+    ("theory/02-from-naive-to-tiled", "502 µs"): 2**31 / 4.28e12 * 1e6,  # 2^31 B at 4.28 TB/s
+    ("theory/02-from-naive-to-tiled", "251 µs"): 2**30 / 4.28e12 * 1e6,
+    ("theory/00-motivation", "251 µs"): 2**30 / 4.28e12 * 1e6,
+}
+
+
+def _numbers(obj) -> list[float]:
+    if isinstance(obj, bool):
+        return []
+    if isinstance(obj, (int, float)):
+        return [float(obj)]
+    if isinstance(obj, dict):
+        return [v for x in obj.values() for v in _numbers(x)]
+    if isinstance(obj, list):
+        return [v for x in obj for v in _numbers(x)]
+    if isinstance(obj, str):  # ncu's own sentences ("... greater than 80.0% of ...")
+        return [float(m) for m in re.findall(r"\d+(?:\.\d+)?", obj)]
+    return []
+
+
+def _run_statistics(run: dict) -> list[float]:
+    out = []
+    recs = run["records"]
+    for impl in {r["impl"] for r in recs}:
+        mine = [r for r in recs if r["impl"] == impl]
+        for dtype in (None, "float32", "bfloat16"):
+            p = [r["pct_copy"] for r in mine if r["M"] * r["N"] == 2**28
+                 and dtype in (None, r["dtype"])]
+            if p:
+                out += [min(p), max(p), statistics.median(p), statistics.geometric_mean(p)]
+        s = [r["speedup_vs_torch"] for r in mine if r.get("speedup_vs_torch")]
+        if s:
+            out += [100 * statistics.geometric_mean(s), 100 * min(s)]
+    return out
+
+
+@lru_cache(maxsize=None)
+def sources() -> list[float]:
+    values = []
+    for path in (RESULTS / "softmax.json", RESULTS / "peers" / "softmax.json"):
+        run = json.loads(path.read_text())
+        values += _numbers(run["records"]) + _numbers(run["copy_same_size"]) + [run["copy_gbps"]]
+        values += _run_statistics(run)
+    for path in sorted((RESULTS / "profiles").glob("*.json")):
+        values += _numbers(json.loads(path.read_text()))
+    text = (RESULTS / "reference-measurements.md").read_text()
+    values += [float(m) for m in re.findall(r"\d+(?:\.\d+)?", text.replace(",", ""))]
+    return values
+
+
+def _decimals(written: str) -> int:
+    return len(re.split(r"[.,]", written)[1]) if re.search(r"[.,]", written) else 0
+
+
+def _found(written: str, values: list[float], unit: str = "") -> bool:
+    v, d = float(written.replace(",", ".")), _decimals(written)
+    scale = 1e-3 if unit == "ms" else 1.0  # the results hold microseconds
+    return any(round(x * scale, d) == v for x in values)
+
+
+def figures(text: str) -> list[tuple[str, str]]:
+    """(number as written, unit) of every figure in the prose of a page's text."""
+    found = []
+    for m in FIGURE.finditer(prose(text)):
+        found += [(n, m[3]) for n in (m[1], m[2]) if n]
+    return found
+
+
+def _elsewhere(key: str, written: str, unit: str) -> bool:
+    where = ELSEWHERE.get((key, f"{written.replace(',', '.')}{' ' if unit != '%' else ''}{unit}"))
+    if where is None:
+        return False
+    if isinstance(where, float):
+        return _found(written, [where])
+    path = ROOT / where
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return any(written.replace(",", ".") in f.read_text(errors="ignore") for f in files)
+
+
+PAGES = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_figure_comes_from_the_committed_results(page: Path):
+    key = str(page.relative_to(DOCS / "phase-24-cuda-triton")).removesuffix(".md") \
+        .removesuffix(".es") if page.is_relative_to(DOCS / "phase-24-cuda-triton") else page.name
+    stray = [f"{n} {u}" for n, u in figures(page.read_text(encoding="utf-8"))
+             if not _found(n, sources(), u) and not _elsewhere(key, n, u)]
+    assert not stray, (f"{page.relative_to(ROOT)}: figures found in no committed result: {stray} "
+                       "(quote results/h200/softmax.json, or list the figure's source in ELSEWHERE)")
+
+
+def test_the_check_finds_a_figure_of_an_earlier_run():
+    """99.3% of copy (triton, bfloat16, in the run of fbc5099) and 4273 GB/s (that run's copy) are
+    in no committed result now; 98.7% and 4245 GB/s (the snapshot's) are."""
+    text = "Triton reached 94.3-99.3% of the copy (4273 GB/s); now 98,7\u00a0% of 4245 GB/s.\n"
+    stray = [f"{n}{u}" for n, u in figures(text) if not _found(n, sources(), u)]
+    assert stray == ["99.3%", "4273GB/s"]
+    assert math.isclose(ELSEWHERE[("theory/00-motivation", "251 µs")], 250.9, abs_tol=0.05)
