@@ -125,8 +125,9 @@ def test_every_figure_comes_from_the_committed_results(page: Path):
         .removesuffix(".es") if page.is_relative_to(DOCS / "phase-24-cuda-triton") else page.name
     stray = [f"{n} {u}" for n, u in figures(page.read_text(encoding="utf-8"))
              if not _found(n, sources(), u) and not _elsewhere(key, n, u)]
-    assert not stray, (f"{page.relative_to(ROOT)}: figures found in no committed result: {stray} "
-                       "(quote results/h200/softmax.json, or list the figure's source in ELSEWHERE)")
+    assert not stray, (f"{page.relative_to(ROOT)}: figures found in no committed result: "
+                       f"{stray} (quote results/h200/softmax.json, or list the figure's source "
+                       "in ELSEWHERE)")
 
 
 def test_the_check_finds_a_figure_of_an_earlier_run():
