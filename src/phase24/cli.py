@@ -211,6 +211,8 @@ def _build_for_this_gpu() -> list[tuple[str, list[str]]]:
 
     from phase24.bridge.nvcc import ARCHS, UnsupportedGpuError, target_for
 
+    if not torch.cuda.is_available():  # asked for a GPU's steps where there is none
+        return [("build every kernel", ["build"])]
     try:
         target = target_for(torch.cuda.get_device_capability())
     except UnsupportedGpuError:
