@@ -177,4 +177,4 @@ def test_launch_error_is_a_python_exception():
     k = ci._kernel(ci.source("v4"), ci.kernel_name("v4", (1024, 2), torch.float32))
     x = torch.randn(2, 8, device="cuda")
     with pytest.raises(LaunchError, match="softmax_v4_g1024_k2_f32"):
-        k.launch(1, 2048, ci.ptr(x), ci.ptr(x), ci.np.int64(2), ci.np.int32(8), ci.np.int64(8))
+        k.launch(1, 2048, x, x, ci.np.int64(2), ci.np.int32(8), ci.np.int64(8))

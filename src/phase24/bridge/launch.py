@@ -352,8 +352,3 @@ def clear_caches() -> None:
     with _lock:
         for cache in (_gpus, _contexts, _modules, _streams):
             cache.clear()
-
-
-def ptr(t) -> np.uint64:
-    """A tensor's device address as a kernel argument."""
-    return np.uint64(t.data_ptr())
