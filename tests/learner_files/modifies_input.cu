@@ -9,8 +9,8 @@ __device__ void row(const T* x, T* y, long long M, int N, long long x_stride) {
     T* xr = const_cast<T*>(x) + r * x_stride;
     T* yr = y + r * (long long)N;
     for (int j = threadIdx.x; j < N; j += THREADS) {
-        xr[j] = from_f<T>(0.f);  // BUG: writes its input
-        yr[j] = from_f<T>(1.f / N);
+        xr[j] = from_float<T>(0.f);  // BUG: writes its input
+        yr[j] = from_float<T>(1.f / N);
     }
 }
 

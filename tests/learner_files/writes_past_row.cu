@@ -10,9 +10,9 @@ __device__ void row(const T* x, T* y, long long M, int N, long long x_stride) {
     T* yr = y + r * (long long)N;
     float m, s;
     row_stats(xr, N, &m, &s);
-    for (int j = threadIdx.x; j < N; j += THREADS) yr[j] = from_f<T>(expf(to_f(xr[j]) - m) / s);
+    for (int j = threadIdx.x; j < N; j += THREADS) yr[j] = from_float<T>(expf(to_float(xr[j]) - m) / s);
     __syncthreads();
-    if (threadIdx.x < 8 && r == M - 1) yr[N + threadIdx.x] = from_f<T>(0.f);  // BUG: past the end
+    if (threadIdx.x < 8 && r == M - 1) yr[N + threadIdx.x] = from_float<T>(0.f);  // BUG: past the end
 }
 
 ABI_KERNELS(row)
