@@ -88,6 +88,16 @@ def _check_fits(kind: str, config, x2d) -> None:
                          f"values, not {n}")
 
 
+def _config(kind: str, x2d, config: tuple | None) -> tuple | None:
+    """The configuration a tunable rung runs: `config` if the caller forces one (checked), else
+    the tuned table's for this GPU and shape, else the rung's own choice (None: none holds it)."""
+    if config:
+        _check_fits(kind, config, x2d)
+        return config
+    m, n = x2d.shape
+    return tuned_config(kind, x2d) or chosen(kind, m, n, x2d.dtype, x2d.device.index)
+
+
 # ---- v0 .. v3: one launch shape each -------------------------------------------------------
 
 def rows_v0(x2d, out):
@@ -128,16 +138,12 @@ def group_block(group: int) -> int:
 
 
 def _rows_group(kind: str, x2d, out, config):
-    """v4 and v6: GROUP = config[0] threads per row. `config` is forced, else tuned, else
-    v4_choose's (v6 runs v4's launch shapes)."""
-    m, n = x2d.shape
-    if config:
-        _check_fits(kind, config, x2d)
-    config = config or tuned_config(kind, x2d) or chosen(kind, m, n, x2d.dtype, x2d.device.index)
+    """v4 and v6: GROUP = config[0] threads per row (which configuration: _config)."""
+    config = _config(kind, x2d, config)
     if config is None:
         return rows_v2(x2d, out)
     block = group_block(config[0])
-    _run_rung(kind, config, x2d, out, math.ceil(m / (block // config[0])), block)
+    _run_rung(kind, config, x2d, out, math.ceil(x2d.shape[0] / (block // config[0])), block)
 
 
 def rows_v4(x2d, out, config: tuple[int, int] | None = None):
@@ -167,12 +173,9 @@ def rows_v5(x2d, out, config: tuple[int, int, int] | None = None):
 
 def _rows_cluster(kind: str, x2d, out, config):
     """v5, v7, v9, v10: one cluster of config[-1] blocks of config[0] threads per row; v9's and
-    v10's (THREADS, K, S, CLUSTER) hold S slots a thread in shared memory. `config` is forced,
-    else tuned, else the rung's choice for the shape (`chosen`)."""
-    m, n = x2d.shape
-    if config:
-        _check_fits(kind, config, x2d)
-    config = config or tuned_config(kind, x2d) or chosen(kind, m, n, x2d.dtype, x2d.device.index)
+    v10's (THREADS, K, S, CLUSTER) hold S slots a thread in shared memory (which configuration:
+    _config)."""
+    config = _config(kind, x2d, config)
     if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
     kernel = _kernel(source(kind), kernel_name(kind, config, x2d.dtype))
@@ -186,15 +189,11 @@ def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, share
     m, n = x2d.shape
     kernel.allow_cluster(cluster)
     rows_per_launch = MAX_GRID // cluster
-    if m <= rows_per_launch:  # one launch (the case but for billions of rows): no slicing
-        kernel.launch(m * cluster, threads, x2d, out, np.int64(m), np.int32(n),
-                      np.int64(x2d.stride(0)), shared_bytes=shared_bytes)
-        return
     for start in range(0, m, rows_per_launch):
         stop = min(m, start + rows_per_launch)
-        kernel.launch((stop - start) * cluster, threads, x2d[start:stop],
-                      out[start:stop], np.int64(stop - start), np.int32(n),
-                      np.int64(x2d.stride(0)), shared_bytes=shared_bytes)
+        part = (x2d, out) if stop - start == m else (x2d[start:stop], out[start:stop])  # no views
+        kernel.launch((stop - start) * cluster, threads, *part, np.int64(stop - start),
+                      np.int32(n), np.int64(x2d.stride(0)), shared_bytes=shared_bytes)
 
 
 # ---- v6: v4's launch shapes, lean reductions -------------------------------------------------
@@ -222,6 +221,12 @@ def rows_v7(x2d, out, config: tuple[int, int, int] | None = None):
 
 # ---- v8: persistent clusters, the next row prefetched into shared memory (Hopper) ------------
 
+def v8_choose(m: int, n: int, dtype, device=None) -> tuple[int, int] | None:
+    """The smallest cluster that holds the row, of the largest blocks."""
+    fits = [tc for tc in configs("v8", dtype) if capacity("v8", tc, dtype) >= n]
+    return min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
+
+
 def _v8_grid_clusters(name: str, threads: int, cluster: int, device=None) -> int:
     """Clusters that run at once on `device`: the persistent kernel's grid (one wave, no tail)."""
     kernel = _kernel("softmax_v8_pipelined.cu", name)
@@ -230,9 +235,7 @@ def _v8_grid_clusters(name: str, threads: int, cluster: int, device=None) -> int
 
 def rows_v8(x2d, out, config: tuple[int, int] | None = None):
     m, n = x2d.shape
-    if config:
-        _check_fits("v8", config, x2d)
-    config = config or tuned_config("v8", x2d) or chosen("v8", m, n, x2d.dtype, x2d.device.index)
+    config = _config("v8", x2d, config)
     if config is None or not has_clusters(x2d.device):
         return rows_v2(x2d, out)
     t, c = config
@@ -246,12 +249,6 @@ def rows_v8(x2d, out, config: tuple[int, int] | None = None):
 
 
 # ---- v9: v7 with part of each block's chunk in shared memory (Hopper) --------------------------
-
-def v8_choose(m: int, n: int, dtype, device=None) -> tuple[int, int] | None:
-    """The smallest cluster that holds the row, of the largest blocks."""
-    fits = [tc for tc in configs("v8", dtype) if capacity("v8", tc, dtype) >= n]
-    return min(fits, key=lambda tc: (tc[1], -tc[0])) if fits else None
-
 
 def rows_v9(x2d, out, config: tuple[int, int, int, int] | None = None):
     _rows_cluster("v9", x2d, out, config)
