@@ -75,24 +75,15 @@ def recorded() -> list[tuple[Path, dict]]:
 
 
 def runs_for(impls: list[str]) -> list[tuple[Path, dict, list[str]]]:
-    """Per GPU, its latest run with the implementations of ``impls`` it has; then, for those it
-    lacks, the most recent older run that has them (torch beside them, if asked): a list of
-    (file, run, the implementations to show from it)."""
+    """Per GPU, its recorded run and the implementations of ``impls`` it has: (file, run,
+    those implementations). Earlier runs (results/<gpu>/history/) are not shown: the figures are
+    one run's."""
     chosen = []
-    for latest, result in recorded():
-        older = [(f, json.loads(f.read_text())) for f in latest.parent.glob("softmax-*.json")]
-        left = list(impls)
-        for f, run in [(latest, result)] + sorted(older, key=lambda fr: fr[1]["date"],
-                                                  reverse=True):
-            have = {r["impl"] for r in run["records"]}
-            new = [i for i in left if i in have]
-            if not new or new == ["torch"] and len(left) > 1:  # torch alone: beside the others
-                continue
-            beside = ["torch"] if "torch" in impls and "torch" in have and "torch" not in new else []
-            chosen.append((f, run, beside + new))
-            left = [i for i in left if i not in new]
-            if not left:
-                break
+    for f, run in recorded():
+        have = {r["impl"] for r in run["records"]}
+        shown = [i for i in impls if i in have]
+        if shown:
+            chosen.append((f, run, shown))
     return chosen
 
 
