@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "h200"
 KERNELS = ROOT / "src" / "phase24" / "kernels"
 LADDER = ROOT / "src" / "phase24" / "softmax" / "triton_ladder"
-CUDA_RUN = TRITON_RUN = RESULTS / "softmax.json"  # one run of every rung of both ladders
+RUN = RESULTS / "softmax.json"  # one run of every rung of both ladders
 CLUSTER_GUARD = "__CUDA_ARCH__ < 900"  # in the files built for thread-block clusters only
 
 
@@ -54,7 +54,7 @@ def cuda_header(data: dict, impl: str, cluster: bool) -> list[str]:
         parts.append(f"{tag} {min(g):.0f}-{max(g):.0f} GB/s (median {statistics.median(g):.0f})")
         p = [r["pct_copy"] for r in bulk if r["dtype"] == dtype and r["N"] >= LONG_ROWS]
         long_parts.append(f"{tag} {min(p):.0f}-{max(p):.0f}%")
-    lines = [f"// Measured (H200, results/h200/{CUDA_RUN.name}, commit {data['commit']}, copy "
+    lines = [f"// Measured (H200, results/h200/{RUN.name}, commit {data['commit']}, copy "
              f"{data['copy_gbps']:.0f} GB/s),",
              "// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): "
              + "; ".join(parts) + "."]
@@ -83,7 +83,7 @@ def _few(us: list) -> str:
 def triton_header(data: dict, impl: str) -> list[str]:
     lo, hi = TRITON_RUNGS[impl][1]
     f = triton_figures(data, impl)
-    return [f"# Measured (H200, results/h200/{TRITON_RUN.name}, commit {data['commit']}, copy "
+    return [f"# Measured (H200, results/h200/{RUN.name}, commit {data['commit']}, copy "
             f"{data['copy_gbps']:.0f} GB/s):",
             f"# bulk rows of {lo}-{hi} values, % of copy: fp32 {f['fp32'][0]:.1f}-{f['fp32'][1]:.1f}, "
             f"bf16 {f['bf16'][0]:.1f}-{f['bf16'][1]:.1f};",
@@ -102,7 +102,7 @@ def ladder_table(data: dict) -> str:
                      f"{_few(f['bf16'][2])} |")
     few = ", ".join(f"{m}x{n}" for m, n in FEW)
     lines.append(f"\nFew rows: {few}. Commit {data['commit']}, {data['gpu']}, copy "
-                 f"{data['copy_gbps']:.0f} GB/s (results/h200/{TRITON_RUN.name}).")
+                 f"{data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
     return "\n".join(lines) + "\n"
 
 
@@ -144,12 +144,12 @@ def cuda_ladder_table(data: dict, lang: str = "en") -> str:
     if lang == "en":
         lines.append(f"\nBulk sweep: N = 128 to 262144, 2^28 elements each (a rung hands rows beyond "
                      f"its reach to v2). Few rows: {shapes}. Commit {data['commit']}, {data['gpu']}, "
-                     f"copy {data['copy_gbps']:.0f} GB/s (results/h200/{CUDA_RUN.name}).")
+                     f"copy {data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
     else:
         lines.append(f"\nFormas grandes: N de 128 a 262144, 2^28 elementos cada una (un peldaño pasa "
                      f"a v2 las filas que no alcanza). Pocas filas: {shapes}. Commit "
                      f"{data['commit']}, {data['gpu']}, copia {data['copy_gbps']:.0f}{NBSP}GB/s "
-                     f"(results/h200/{CUDA_RUN.name}).")
+                     f"(results/h200/{RUN.name}).")
     return "\n".join(lines) + "\n"
 
 
@@ -185,7 +185,7 @@ def ladder_table_es(data: dict) -> str:
                      f"{span(*f['bf16'][:2])} | {few(f['fp32'][2])} | {few(f['bf16'][2])} |")
     shapes = ", ".join(f"{m}{NBSP}×{NBSP}{n}" for m, n in FEW)
     lines.append(f"\nPocas filas: {shapes}. Commit {data['commit']}, {data['gpu']}, copia "
-                 f"{data['copy_gbps']:.0f}{NBSP}GB/s (results/h200/{TRITON_RUN.name}).")
+                 f"{data['copy_gbps']:.0f}{NBSP}GB/s (results/h200/{RUN.name}).")
     return "\n".join(lines) + "\n"
 
 
@@ -203,15 +203,16 @@ def minigpt_table_es(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def spanish_tables(triton: dict) -> dict:
-    """{file: text} of the Spanish tables made from the committed runs."""
+def tables(run: dict) -> dict:
+    """{file: text} of every table made from the committed run (and the Spanish MiniGPT table)."""
     from phase24.harness.bench import markdown_table
 
     minigpt = json.loads((RESULTS / "minigpt_speed.json").read_text())
-    return {RESULTS / "triton_ladder.es.md": ladder_table_es(triton),
-            RESULTS / "cuda_ladder.md": cuda_ladder_table(triton),
-            RESULTS / "cuda_ladder.es.md": cuda_ladder_table(triton, "es"),
-            RESULTS / "softmax_table.es.md": markdown_table(triton, lang="es") + "\n",
+    return {RESULTS / "triton_ladder.md": ladder_table(run),
+            RESULTS / "triton_ladder.es.md": ladder_table_es(run),
+            RESULTS / "cuda_ladder.md": cuda_ladder_table(run),
+            RESULTS / "cuda_ladder.es.md": cuda_ladder_table(run, "es"),
+            RESULTS / "softmax_table.es.md": markdown_table(run, lang="es") + "\n",
             RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
 
 
@@ -244,10 +245,10 @@ def _continues(line: str, prefix: str) -> bool:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    cuda, triton = json.loads(CUDA_RUN.read_text()), json.loads(TRITON_RUN.read_text())
-    targets = [(KERNELS / name, cuda_header(cuda, impl, CLUSTER_GUARD in (KERNELS / name).read_text()),
+    run = json.loads(RUN.read_text())
+    targets = [(KERNELS / name, cuda_header(run, impl, CLUSTER_GUARD in (KERNELS / name).read_text()),
                 MARK[".cu"]) for name, impl in cuda_rungs().items()]
-    targets += [(LADDER / file, triton_header(triton, impl), MARK[".py"])
+    targets += [(LADDER / file, triton_header(run, impl), MARK[".py"])
                 for impl, (file, _, _) in TRITON_RUNGS.items()]
     stale = []
     for path, lines, mark in targets:
@@ -257,12 +258,7 @@ def main(argv: list[str]) -> int:
             stale.append(path.name)
             if not check:
                 path.write_text(new)
-    table = RESULTS / "triton_ladder.md"
-    if not table.exists() or table.read_text() != ladder_table(triton):
-        stale.append(table.name)
-        if not check:
-            table.write_text(ladder_table(triton))
-    for table, text in spanish_tables(triton).items():
+    for table, text in tables(run).items():
         if not table.exists() or table.read_text() != text:
             stale.append(table.name)
             if not check:
