@@ -133,6 +133,26 @@ struct CompensatedSum {
     __device__ __forceinline__ void scale(float w) { s *= w, c *= w; }
     __device__ __forceinline__ float value() const { return s + c; }
 };
+
+// Terms added plainly in runs of RUN, each run's total into a CompensatedSum: one addition per
+// term in the loop, the compensated sum's few more once per run, and as accurate (a run rounds
+// at most RUN times, against its own small total). For v0's and v1's threads, which add many
+// terms one after another in a latency-bound loop.
+template <int RUN = 32>
+struct RunSum {
+    CompensatedSum total;
+    float run = 0.f;
+    int k = 0;
+    __device__ __forceinline__ void add(float v) {
+        run += v;
+        if (++k == RUN) total.add(run), run = 0.f, k = 0;
+    }
+    __device__ __forceinline__ float value() const {
+        CompensatedSum t = total;
+        t.add(run);
+        return t.value();
+    }
+};
 // --8<-- [end:compensated]
 
 // A partial softmax over part of a row: its maximum m and s = sum(exp(x - m)).

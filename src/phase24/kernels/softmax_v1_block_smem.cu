@@ -40,7 +40,7 @@ __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long lo
         for (int j = threadIdx.x; j < N; j += V1_THREADS) m = fmaxf(m, to_float(xr[j]));
         m = block_reduce_smem<true>(m, buf);
 
-        CompensatedSum part;  // a thread adds N / 256 terms in order: compensated, as in v0
+        RunSum<> part;  // a thread adds N / 256 terms in order: compensated run by run, as in v0
         for (int j = threadIdx.x; j < N; j += V1_THREADS) part.add(expf(to_float(xr[j]) - m));
         const float s = block_reduce_smem<false>(part.value(), buf);
 
