@@ -1,4 +1,4 @@
-"""The comparisons the Triton tests make (tighter than the checker's tolerances)."""
+"""What the softmax tests share: comparisons tighter than the checker's tolerances, inputs, a busy GPU."""
 
 from __future__ import annotations
 
@@ -50,3 +50,25 @@ def randn(shape, dtype, seed, device="cpu", scale=3.0) -> torch.Tensor:
 def specials(m: int, n: int, dtype, seed: int, device="cpu", shift: int = 0) -> torch.Tensor:
     """The checker's special-value rows (harness/cases.py with_specials), m >= 8."""
     return with_specials(m, n, shift).make(dtype, device, torch.Generator(device).manual_seed(seed))
+
+
+def busy_gpu(ms: float, programs: int):
+    """A kernel on a side stream that keeps `programs` programs spinning for `ms`."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def spin(out_ptr, NS):
+        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
+                                       is_pure=False, pack=1)
+        t = t0
+        while t - t0 < NS:
+            t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
+                                          is_pure=False, pack=1)
+        tl.store(out_ptr + tl.program_id(0), t - t0)
+
+    side = torch.cuda.Stream()
+    sink = torch.empty(programs, dtype=torch.int64, device="cuda")
+    with torch.cuda.stream(side):
+        spin[(programs,)](sink, int(ms * 1e6), num_warps=4)
+    return side

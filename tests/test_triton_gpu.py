@@ -18,7 +18,7 @@ from phase24.softmax import IMPLEMENTATIONS, softmax_reference
 from phase24.softmax.args import run_rows
 from phase24.softmax.triton_ladder import (RUNGS, common, v1_rows, v3_lagged, v4_ring,
                                            v5_whole_row, which)
-from softmax_asserts import DTYPES, assert_softmax, randn, specials
+from softmax_asserts import DTYPES, assert_softmax, busy_gpu, randn, specials
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,28 +165,6 @@ def test_gpu_two_graphs_replayed_concurrently(name):
                 assert_softmax(outs[k], fresh[k], f"{name} graph {k} replay {rep} {shape}")
 
 
-def _busy(ms: float, programs: int):
-    """A kernel on a side stream that keeps `programs` programs spinning for `ms`."""
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def spin(out_ptr, NS):
-        t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
-                                       is_pure=False, pack=1)
-        t = t0
-        while t - t0 < NS:
-            t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
-                                          is_pure=False, pack=1)
-        tl.store(out_ptr + tl.program_id(0), t - t0)
-
-    side = torch.cuda.Stream()
-    sink = torch.empty(programs, dtype=torch.int64, device="cuda")
-    with torch.cuda.stream(side):
-        spin[(programs,)](sink, int(ms * 1e6), num_warps=4)
-    return side
-
-
 @pytest.mark.parametrize("name", WAITING)
 def test_gpu_busy_gpu(name):
     # Every SM busy with another stream's programs when the launch arrives: right, and done
@@ -197,7 +175,7 @@ def test_gpu_busy_gpu(name):
     f(xs[0])
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    side = _busy(50, 16 * common.num_sms(torch.device("cuda")))
+    side = busy_gpu(50, 16 * common.num_sms(torch.device("cuda")))
     outs = [f(x) for x in xs]
     torch.cuda.synchronize()
     side.synchronize()

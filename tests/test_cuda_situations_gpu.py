@@ -1,0 +1,126 @@
+"""The CUDA C rungs in the calling situations a library meets: two host threads on one stream
+and on their own streams, several streams at once, CUDA graphs replayed on fresh values, and a
+GPU whose every SM is busy with another stream's kernel when the launch arrives."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+
+from phase24.softmax import IMPLEMENTATIONS
+from phase24.softmax import cuda_impls as ci
+from softmax_asserts import assert_softmax, busy_gpu, randn
+
+pytestmark = pytest.mark.gpu
+CUDA_RUNGS = [name for name in IMPLEMENTATIONS if name.startswith("cuda")]
+# Few long rows (the cluster rungs' rows, v8's persistent grid), rows of one block, short rows
+# that share blocks (v4/v6 groups), and an odd length.
+SHAPES = ((8, 131072), (2, 65536), (300, 4096), (1000, 200), (37, 3001))
+
+
+def inputs(dtype, seed):
+    return [randn(s, dtype, seed + i, device="cuda") for i, s in enumerate(SHAPES)]
+
+
+def calls(name: str) -> int:
+    return 8 if name == "cuda-naive" else 60  # v0 takes ~25 ms on 8 x 131072
+
+
+@pytest.mark.parametrize("own_streams", [False, True], ids=["one-stream", "own-streams"])
+@pytest.mark.parametrize("name", CUDA_RUNGS)
+def test_two_host_threads(name, own_streams):
+    """Two threads call the rung at once, each with its own inputs of every shape: launches
+    interleave (on the default stream, or each thread's own), each output is its own input's."""
+    f = IMPLEMENTATIONS[name]
+    xs = {t: inputs(torch.bfloat16, 10 * t) for t in range(2)}
+    streams = {t: torch.cuda.Stream() if own_streams else torch.cuda.current_stream()
+               for t in range(2)}
+    outs, errors = {0: [], 1: []}, []
+    torch.cuda.synchronize()
+
+    def work(t):
+        try:
+            with torch.cuda.stream(streams[t]):
+                for i in range(calls(name)):
+                    outs[t].append((i % len(SHAPES), f(xs[t][i % len(SHAPES)])))
+            streams[t].synchronize()
+        except Exception as err:  # an exception in a thread would otherwise pass unseen
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t in range(2):
+        for shape, out in outs[t][:2 * len(SHAPES)]:  # each shape twice per thread
+            assert_softmax(out, xs[t][shape], f"{name} thread {t} {SHAPES[shape]}")
+
+
+@pytest.mark.parametrize("name", CUDA_RUNGS)
+def test_several_streams(name):
+    """Four streams run the rung at once, each on its own values, shape after shape."""
+    f = IMPLEMENTATIONS[name]
+    streams = [torch.cuda.Stream() for _ in range(4)]
+    xs = [inputs(torch.float32, 40 + 10 * k) for k in range(len(streams))]
+    torch.cuda.synchronize()
+    outs = []
+    for shape in range(len(SHAPES)):
+        for k, s in enumerate(streams):
+            with torch.cuda.stream(s):
+                outs.append((k, shape, f(xs[k][shape])))
+    torch.cuda.synchronize()
+    for k, shape, out in outs:
+        assert_softmax(out, xs[k][shape], f"{name} stream {k} {SHAPES[shape]}")
+
+
+@pytest.mark.parametrize("name", CUDA_RUNGS)
+def test_two_graphs_replayed_concurrently(name):
+    """Two graphs of each shape captured after one warm-up call, replayed on two streams at once,
+    each on fresh values copied into its captured input: the graph holds the launch, not the
+    values of the call that was captured."""
+    f = IMPLEMENTATIONS[name]
+    for shape in SHAPES[:3]:
+        static = [randn(shape, torch.bfloat16, s, device="cuda") for s in (1, 2)]
+        f(static[0])  # the warm-up call builds, loads and configures the launch
+        torch.cuda.synchronize()
+        graphs, outs = [], []
+        for x in static:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                outs.append(f(x))
+            graphs.append(g)
+        streams = [torch.cuda.Stream() for _ in graphs]
+        for rep in range(3):
+            fresh = [randn(shape, torch.bfloat16, 100 * rep + k, device="cuda") for k in (0, 1)]
+            for x, new in zip(static, fresh):
+                x.copy_(new)
+            for g, s in zip(graphs, streams):
+                s.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(s):
+                    g.replay()
+            torch.cuda.synchronize()
+            for k in (0, 1):
+                assert_softmax(outs[k], fresh[k], f"{name} graph {k} replay {rep} {shape}")
+
+
+@pytest.mark.parametrize("name", CUDA_RUNGS)
+def test_a_busy_gpu(name):
+    """Every SM busy with another stream's kernel for 50 ms when the launches arrive: they wait
+    for room (v8's persistent grid and the clusters included), are right, and end soon after."""
+    f = IMPLEMENTATIONS[name]
+    xs = inputs(torch.float32, 50)
+    f(xs[0])
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    side = busy_gpu(50, 16 * ci.sm_count())
+    outs = [f(x) for x in xs]
+    torch.cuda.synchronize()
+    side.synchronize()
+    assert time.perf_counter() - t0 < 5
+    for x, out in zip(xs, outs):
+        assert_softmax(out, x, f"{name} on a busy GPU {tuple(x.shape)}")
