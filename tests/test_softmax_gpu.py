@@ -178,3 +178,14 @@ def test_launch_error_is_a_python_exception():
     x = torch.randn(2, 8, device="cuda")
     with pytest.raises(LaunchError, match="softmax_v4_g1024_k2_f32"):
         k.launch(1, 2048, x, x, ci.np.int64(2), ci.np.int32(8), ci.np.int64(8))
+
+
+def test_a_benchmark_of_rungs_without_torch_still_times_torch():
+    """`bench softmax --impl cuda-naive cuda-v1`: torch is every speed-up's baseline, so it is
+    timed even when not asked for, and each record has its speed-up."""
+    from phase24.harness.bench import run_bench
+
+    result = run_bench({k: IMPLEMENTATIONS[k] for k in ("cuda-naive", "cuda-v1")}, ["float32"],
+                       [(4, 1024)], peers={})
+    assert [r["impl"] for r in result["records"]] == ["torch", "cuda-naive", "cuda-v1"]
+    assert all(r["speedup_vs_torch"] for r in result["records"]) and not result["failures"]

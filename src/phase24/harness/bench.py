@@ -218,17 +218,20 @@ def gpu_slug(name: str) -> str:
 
 def run_bench(impls: dict, dtypes: list[str], shapes: list[tuple[int, int]], progress=None,
               peers: dict | None = None) -> dict:
-    """Time torch, ``impls`` and the installed peers (available_peers) on every shape."""
+    """Time torch (each speed-up's baseline, asked for or not), ``impls`` and the installed peers
+    (available_peers) on every shape."""
     from phase24.harness.cases import DTYPES
+    from phase24.softmax import IMPLEMENTATIONS
 
     peers = available_peers() if peers is None else peers
-    impls = {**impls, **{k: v for k, v in peers.items() if k not in impls}}
+    impls = {"torch": IMPLEMENTATIONS["torch"], **impls,
+             **{k: v for k, v in peers.items() if k not in impls}}
     copy = copy_gbps()
     records: list[Record] = []
     same_size: list[dict] = []  # a copy of each shape's bytes: the ceiling at that size
     failures: list[str] = []
     refused: list[str] = []
-    names = ["torch"] + [n for n in impls if n != "torch"]
+    names = list(impls)  # torch first
     total = len(dtypes) * len(shapes) * len(names)
     task = progress.add_task("bench", total=total) if progress else None
     for dtname in dtypes:
