@@ -1,13 +1,9 @@
 """Time v3 and every v4 .. v10 configuration that fits each benchmark shape; write the best per shape.
 
-Bulk shapes are timed on the GPU alone (bench.time_us); the few-row shapes with the host's launch
-included (time_us(host=True)), as a caller of such a short call sees it and as `bench` reports it.
-
 Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
 becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
        python3 scripts/tune_softmax.py OUT.json --min-n N --rest-from OLD.json   times only the
 shapes with rows of N or more; the others are copied from OLD.json, each marked with its run.
-       ... --few-rows --rest-from OLD.json   times only the few-row shapes (the rest from OLD.json).
        ... --kinds v6 v9 v10   times only those rungs (the JSON records which); v3 is timed
 when it is among them.
        python3 scripts/tune_softmax.py --from RUN.json BEST.json   rebuilds BEST.json from a
@@ -29,7 +25,7 @@ DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
 def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
-         only: list[str] | None = None, few_only: bool = False) -> None:
+         only: list[str] | None = None) -> None:
     copy = copy_gbps()
     table = []
     rest = {}
@@ -40,13 +36,12 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
     for dtname, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
         vw = ci.vec_width(dtype)
         for m, n in standard_shapes():
-            if n < min_n or (few_only and bench.is_bulk(m, n)):
+            if n < min_n:
                 table.append(rest[(dtname, m, n)])
                 continue
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
             out = torch.empty_like(x)
             room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
-            host = not bench.is_bulk(m, n)  # a short call: as its caller sees it
             kinds = [k for k in ci.SLOTS  # the tunable rungs; those needing clusters on Hopper only
                      if (ci.has_clusters() or k not in ci.CLUSTER_KINDS) and (only is None or k in only)]
             cands = [(kind, c) for kind in kinds for c in ci.configs(kind, dtype)
@@ -59,14 +54,13 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
             timings = []
             for kind, cfg in cands:
                 try:
-                    us = time_us(lambda: rows[kind](x, out, config=cfg), warmup_ms=5, rep_ms=25,
-                                 host=host)
+                    us = time_us(lambda: rows[kind](x, out, config=cfg), warmup_ms=5, rep_ms=25)
                 except Exception as err:  # e.g. a cluster size this GPU refuses: report, go on
                     print(f"  {kind}{cfg}: {type(err).__name__}: {err}", flush=True)
                     continue
                 timings.append({"kind": kind, "config": cfg, "us": round(us, 2),
                                 "pct_copy": round(100 * bytes_moved(m, n, dtype) / us / 1e3 / copy, 1)})
-            tus = time_us(lambda: torch.softmax(x, -1), warmup_ms=5, rep_ms=25, host=host)
+            tus = time_us(lambda: torch.softmax(x, -1), warmup_ms=5, rep_ms=25)
             timings.sort(key=lambda t: t["us"])
             best = timings[0] if timings else None
             table.append({"dtype": dtname, "M": m, "N": n, "torch_us": round(tus, 2),
@@ -78,8 +72,7 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
     json.dump({"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "driver": info["driver"],
                "versions": bench.versions(), "commit": bench.git_commit(),
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "timing": "harness/bench.py time_us, warm-up 5 ms, ~25 ms of repetitions; few-row "
-                         "shapes with host=True (the host's launch included)",
+               "timing": "harness/bench.py time_us, warm-up 5 ms, ~25 ms of repetitions",
                "kinds_timed": only or "all",
                "shapes": table}, open(out_path, "w"), indent=1)
     write_best(table, torch.cuda.get_device_name(), out_path.replace(".json", "_best.json"),
@@ -107,8 +100,5 @@ if __name__ == "__main__":
         if "--kinds" in args:  # the rest of the command line
             kinds = args[args.index("--kinds") + 1:]
             args = args[:args.index("--kinds")]
-        few = "--few-rows" in args
-        if few:
-            args.remove("--few-rows")
         opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1, 2)}
-        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds, few)
+        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds)
