@@ -56,6 +56,14 @@ BUGS = [
         f"{LADDER}/v3_lagged.py", "scale = tl.exp2((kept_max - m_row) * LOG2E) / s_row",
         "scale = tl.exp2((0.0 - m_row) * LOG2E) / s_row",
         (f"{CPU_TESTS}::test_paths_match_float64[torch.float32-v3-two]",), False),
+    Bug("replay-stale-offset", "a replayed launch takes the tensor's start, not its view's",
+        "src/phase24/bridge/replay.py", "np.uint64(ptrs[i] + a)", "np.uint64(ptrs[i])",
+        ("tests/test_bridge_replay.py::test_the_choice_runs_once_and_the_launches_take_the_new_addresses",),
+        False),
+    Bug("replay-key-without-alignment", "a row 4 bytes off a 16-byte boundary replays an aligned "
+        "row's launches", "src/phase24/bridge/replay.py", ", t.data_ptr() % 16)", ")",
+        ("tests/test_bridge_replay.py::test_another_shape_stride_dtype_or_alignment_decides_again",),
+        False),
     # ---- seen only on a GPU ----
     Bug("v3-parity-constant", "every launch writes its words with the same parity",
         f"{LADDER}/v3_lagged.py", "return ((tl.load(ws_ptr) + 1) & 1) << 31",

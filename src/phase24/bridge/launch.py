@@ -52,6 +52,7 @@ _contexts: dict[int, object] = {}
 _modules: dict[tuple[int, Path], object] = {}
 _streams: dict[tuple[int, int], object] = {}
 _lock = threading.Lock()
+_recording = threading.local()  # the launches this thread records (bridge/replay.py)
 
 
 def device_index(device=None) -> int:
@@ -250,8 +251,12 @@ class Kernel:
         """Launch on the tensors' device (else torch's current one), on its current stream.
         Thread-block clusters are declared in the kernel (``__cluster_dims__``), so ``grid``
         always counts blocks."""
-        index, args = _tensors_to_pointers(args)
-        self.on(index).launch(grid, block, args, shared_bytes)
+        index, pointers = _tensors_to_pointers(args)
+        loaded = self.on(index)
+        seen = getattr(_recording, "launches", None)
+        if seen is not None:
+            seen.append((loaded, grid, block, args, shared_bytes))
+        loaded.launch(grid, block, pointers, shared_bytes)
 
     def set_attribute(self, name: str, value: int) -> None:
         """Set a CUfunction attribute on every device, now and on any that loads the kernel
@@ -338,6 +343,20 @@ class _OnDevice:
             return occ.max_active_clusters(config, stream=_stream(self.index))
         except Exception:  # an older cuda.core: SMs are grouped by 16-18, so lose ~1 in 8
             return max(1, blocks * 7 // (8 * cluster))
+
+
+class recording:
+    """``with recording() as seen:`` appends every Kernel.launch this thread makes in the block to
+    ``seen`` as (kernel on its device, grid, block, arguments as given, shared bytes); each
+    launch still runs."""
+
+    def __enter__(self) -> list:
+        self.saved = getattr(_recording, "launches", None)
+        _recording.launches = self.seen = []
+        return self.seen
+
+    def __exit__(self, *exc):
+        _recording.launches = self.saved
 
 
 def load_kernel(source: str | Path, name: str, arch: str | None = None) -> Kernel:

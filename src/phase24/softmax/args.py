@@ -88,14 +88,12 @@ class poisoned_outputs:
 
 def run_rows(kernel: RowKernel, x: torch.Tensor) -> torch.Tensor:
     """Apply a row kernel over the last dimension of ``x``, for any leading shape and strides."""
-    shape = x.shape
-    n = shape[-1]
-    out = torch.empty(shape, dtype=x.dtype, device=x.device)
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
     if _poison is not None:
         out.fill_(_poison)
     if out.numel() == 0:
         return out
-    kernel(rows_view(x), out.view(-1, n))
+    kernel(rows_view(x), out if out.dim() == 2 else out.view(-1, x.shape[-1]))
     return out
 
 

@@ -1,0 +1,77 @@
+"""A shape's launches, decided once and replayed: the host's cost of a short call.
+
+A launcher such as ``rows_best(x2d, out)`` decides everything from its tensors' shapes, strides,
+dtype and device: which kernel, which configuration, the grid, the block, the shared memory.
+That decision is Python and costs tens of microseconds, as much as the kernel on a few rows.
+``Replays`` runs a launcher normally the first time it sees a key (the tensors' shapes, strides,
+dtype, device and 16-byte alignment), records the launches it makes, and from then on only
+makes those launches again with the new tensors' addresses.
+
+This holds while a launcher's only effects are its launches and its arguments are the tensors it
+was given (or views of them) and numbers. A launch with any other tensor is not recorded: that
+key is then run in full at every call.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from phase24.bridge.launch import recording
+
+def _key(fn, tensors) -> tuple:
+    return (fn, *[(t.shape, t.stride(), t.dtype, t.device.index, t.data_ptr() % 16)
+                  for t in tensors])
+
+
+def _steps(seen: list, tensors) -> list | None:
+    """Each recorded launch with its tensor arguments as (which tensor, byte offset) and its other
+    arguments as they were; None if a launch took a tensor that is not one of ``tensors``."""
+    bases = [(t.untyped_storage().data_ptr(), t.data_ptr()) for t in tensors]
+    steps = []
+    for loaded, grid, block, args, shared in seen:
+        spec = []
+        for a in args:
+            if not hasattr(a, "untyped_storage"):
+                spec.append((None, a))
+                continue
+            which = [i for i, (storage, _) in enumerate(bases)
+                     if a.untyped_storage().data_ptr() == storage]
+            if len(which) != 1:
+                return None
+            spec.append((which[0], a.data_ptr() - bases[which[0]][1]))
+        steps.append((loaded, grid, block, tuple(spec), shared))
+    return steps
+
+
+class Replays:
+    """``replays(fn, *tensors)`` runs ``fn(*tensors)``: in full the first time for their key,
+    then only its launches (see the module's docstring). ``cache_clear()`` forgets every key."""
+
+    def __init__(self):
+        self._steps: dict = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, fn, *tensors) -> None:
+        key = _key(fn, tensors)
+        steps = self._steps.get(key)
+        if steps is None:
+            with recording() as seen:
+                fn(*tensors)
+            steps = _steps(seen, tensors)
+            with self._lock:
+                self._steps[key] = steps if steps is not None else False
+            return
+        if steps is False:  # launches this cache cannot replay: run in full
+            fn(*tensors)
+            return
+        ptrs = [t.data_ptr() for t in tensors]
+        for loaded, grid, block, spec, shared in steps:
+            loaded.launch(grid, block, [a if i is None else np.uint64(ptrs[i] + a)
+                                        for i, a in spec], shared)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._steps.clear()
+
