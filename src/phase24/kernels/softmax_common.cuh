@@ -134,25 +134,22 @@ struct CompensatedSum {
     __device__ __forceinline__ float value() const { return s + c; }
 };
 
-// Terms added plainly in runs of RUN, each run's total into a CompensatedSum: one addition per
-// term in the loop, the compensated sum's few more once per run, and as accurate (a run rounds
-// at most RUN times, against its own small total). For v0's and v1's threads, which add many
-// terms one after another in a latency-bound loop.
-template <int RUN = 32>
-struct RunSum {
+// The sum of term(j) for j = begin, begin + step, ... below end, added plainly in runs of RUN
+// terms and each run's total into a CompensatedSum: the loop over a run is a plain loop (one
+// addition per term, unrolled, its loads in flight together), the compensated addition comes
+// once per run, and the sum is as accurate (a run rounds at most RUN times, against its own
+// small total). For v0's and v1's threads, which add N and N / 256 terms one after another.
+template <int RUN = 32, typename Term>
+__device__ __forceinline__ float run_sum(int begin, int end, int step, Term term) {
     CompensatedSum total;
-    float run = 0.f;
-    int k = 0;
-    __device__ __forceinline__ void add(float v) {
-        run += v;
-        if (++k == RUN) total.add(run), run = 0.f, k = 0;
+    for (int run = begin; run < end; run += RUN * step) {  // RUN * step: at most 8192
+        const int stop = min(end, run + RUN * step);
+        float part = 0.f;
+        for (int j = run; j < stop; j += step) part += term(j);
+        total.add(part);
     }
-    __device__ __forceinline__ float value() const {
-        CompensatedSum t = total;
-        t.add(run);
-        return t.value();
-    }
-};
+    return total.value();
+}
 // --8<-- [end:compensated]
 
 // A partial softmax over part of a row: its maximum m and s = sum(exp(x - m)).

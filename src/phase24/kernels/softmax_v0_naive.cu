@@ -5,7 +5,7 @@
 // transaction, and each row is read three times. Prediction: a few percent of the copy
 // bandwidth on long rows, and better on short rows, where rows of a warp share cache lines.
 // One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
-// H200): the sum is compensated, run by run (RunSum in softmax_common.cuh). Later rungs add in a
+// H200): the sum is compensated, run by run (run_sum in softmax_common.cuh). Later rungs add in a
 // tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, use it too.
 #include "softmax_common.cuh"
 // Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
@@ -22,9 +22,8 @@ __device__ void naive_softmax(const T* x, T* y, long long M, int N, long long x_
     float m = -CUDART_INF_F;  // pass 1: the row's maximum, so exp never overflows
     for (int j = 0; j < N; ++j) m = fmaxf(m, to_float(xr[j]));
 
-    RunSum<> sum;  // pass 2: the sum of exponentials, compensated run by run
-    for (int j = 0; j < N; ++j) sum.add(expf(to_float(xr[j]) - m));
-    const float s = sum.value();
+    // pass 2: the sum of exponentials, in runs of 32 terms, the runs' totals compensated
+    const float s = run_sum(0, N, 1, [&](int j) { return expf(to_float(xr[j]) - m); });
 
     for (int j = 0; j < N; ++j) yr[j] = from_float<T>(expf(to_float(xr[j]) - m) / s);  // pass 3
 }

@@ -40,9 +40,10 @@ __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long lo
         for (int j = threadIdx.x; j < N; j += V1_THREADS) m = fmaxf(m, to_float(xr[j]));
         m = block_reduce_smem<true>(m, buf);
 
-        RunSum<> part;  // a thread adds N / 256 terms in order: compensated run by run, as in v0
-        for (int j = threadIdx.x; j < N; j += V1_THREADS) part.add(expf(to_float(xr[j]) - m));
-        const float s = block_reduce_smem<false>(part.value(), buf);
+        // a thread adds N / 256 terms in order: compensated run by run, as in v0
+        const float part = run_sum(threadIdx.x, N, V1_THREADS,
+                                   [&](int j) { return expf(to_float(xr[j]) - m); });
+        const float s = block_reduce_smem<false>(part, buf);
 
         for (int j = threadIdx.x; j < N; j += V1_THREADS)
             yr[j] = from_float<T>(expf(to_float(xr[j]) - m) / s);
