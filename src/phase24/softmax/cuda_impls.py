@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from phase24.bridge.launch import Kernel, gpu, load_kernel
-from phase24.bridge.replay import Replays
+from phase24.bridge import replay
 from phase24.bridge.nvcc import KERNELS_DIR
 from phase24.softmax.args import DTYPE_TAG, check_input, rows_class, run_rows
 from phase24.softmax.cuda_rungs import configs, kernel_name, source
@@ -382,7 +382,7 @@ HOPPER_ONLY = {source(kind) for kind in CLUSTER_KINDS}
 
 # Each shape's launches, chosen by its launcher on the first call and replayed after (the
 # launcher's choice is Python that costs as much as the kernel on a few rows).
-replays = Replays()
+replays = replay.Replays()
 
 
 def _entry(name, rows):
