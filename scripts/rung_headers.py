@@ -5,7 +5,8 @@ Usage: python3 scripts/rung_headers.py [--check]
 Each CUDA rung (src/phase24/kernels/*.cu) states the GB/s its registry entry reached in the
 committed benchmark of the whole ladder (results/h200/softmax.json); each Triton rung
 (src/phase24/softmax/triton_ladder/v*.py) its figures in the same run, on the rows it is built for, and results/h200/triton_ladder.md tabulates them for the docs. The Spanish pages'
-twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) are
+twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) and
+softmax_table.md (the README's table, which the pages include) are
 written here too, from the same JSON. This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
 from the committed JSON.
 """
@@ -212,6 +213,7 @@ def tables(run: dict) -> dict:
             RESULTS / "triton_ladder.es.md": ladder_table_es(run),
             RESULTS / "cuda_ladder.md": cuda_ladder_table(run),
             RESULTS / "cuda_ladder.es.md": cuda_ladder_table(run, "es"),
+            RESULTS / "softmax_table.md": markdown_table(run) + "\n",
             RESULTS / "softmax_table.es.md": markdown_table(run, lang="es") + "\n",
             RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
 

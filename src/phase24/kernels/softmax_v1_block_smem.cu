@@ -7,8 +7,8 @@
 // Prediction: close to a third of the copy bandwidth on long rows, where the second and third
 // reads miss L2; short rows waste most of the 256 threads.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 472-3110 GB/s (median 1612); bf16 237-1755 GB/s (median 1020).
+// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 472-3452 GB/s (median 1772); bf16 237-2048 GB/s (median 1174).
 
 constexpr int V1_THREADS = 256;
 

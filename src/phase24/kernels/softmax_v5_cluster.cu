@@ -12,9 +12,9 @@
 // until the others have read it without stalling the stores.
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
-// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3731 GB/s (median 3004); bf16 66-2912 GB/s (median 2237).
-// Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-66%.
+// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3758 GB/s (median 3027); bf16 66-2920 GB/s (median 2248).
+// Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-65%.
 // Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed);
 // re-measured in results/h200/history/softmax-c8e92cb.json (torch, v4, v5, cuda): fp32 166-3746 GB/s
 // (median 3010); bf16 66-2908 GB/s (median 2240); rows of 32768 to 262144: fp32 68-87%, bf16 60-66%.

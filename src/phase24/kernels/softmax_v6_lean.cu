@@ -16,8 +16,8 @@
 #pragma once
 #endif
 #include "softmax_v4_shape_specialised.cu"  // v4's launch shapes (V4_CONFIGS)
-// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1738-4230 GB/s (median 4129); bf16 1047-4172 GB/s (median 4092).
+// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1766-4251 GB/s (median 4152); bf16 1071-4208 GB/s (median 4138).
 
 // --8<-- [start:lean]
 // The lean reductions: a max first, then exponentials against it, then a sum. Each step is 5

@@ -1,0 +1,34 @@
+// v0 (cuda-naive): one thread per row, three passes over the row (max, sum, write).
+//
+// The correct, slow starting point of lab 01. Each thread walks its own row, so the 32
+// threads of a warp read 32 addresses N elements apart: every load is a separate memory
+// transaction, and each row is read three times. Prediction: a few percent of the copy
+// bandwidth on long rows, and better on short rows, where rows of a warp share cache lines.
+// One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
+// H200): the sum is compensated, run by run (RunSum in softmax_common.cuh). Later rungs add in a
+// tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, use it too.
+#include "softmax_common.cuh"
+// Measured (H200, results/h200/softmax.json, commit 372c388, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-316 GB/s (median 164); bf16 11-166 GB/s (median 95).
+
+// --8<-- [start:kernel]
+template <typename T>
+__device__ void naive_softmax(const T* x, T* y, long long M, int N, long long x_stride) {
+    long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (row >= M) return;
+    const T* xr = x + row * x_stride;
+    T* yr = y + row * (long long)N;
+
+    float m = -CUDART_INF_F;  // pass 1: the row's maximum, so exp never overflows
+    for (int j = 0; j < N; ++j) m = fmaxf(m, to_float(xr[j]));
+
+    float sum = 0.f;
+    for (int j = 0; j < N; ++j) sum += expf(to_float(xr[j]) - m);
+    const float s = sum;
+
+    for (int j = 0; j < N; ++j) yr[j] = from_float<T>(expf(to_float(xr[j]) - m) / s);  // pass 3
+}
+// --8<-- [end:kernel]
+
+#define V0_KERNEL(tag, T, ...) SOFTMAX_EXPORT(softmax_v0p_##tag, T, , naive_softmax<T>)
+SOFTMAX_EVERY_DTYPE(V0_KERNEL)
