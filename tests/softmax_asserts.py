@@ -72,3 +72,50 @@ def busy_gpu(ms: float, programs: int):
     with torch.cuda.stream(side):
         spin[(programs,)](sink, int(ms * 1e6), num_warps=4)
     return side
+
+
+def check_two_graphs_replayed(f, shape, reps: int, what: str) -> None:
+    """Two graphs of ``f`` on inputs of ``shape``, captured after one warm-up call, replayed on two
+    streams at once, ``reps`` times, each on fresh values copied into its captured input: every
+    output is its own fresh input's softmax (the graph holds the launch, not the captured call's
+    values or buffers)."""
+    static = [randn(shape, torch.bfloat16, s, device="cuda") for s in (1, 2)]
+    f(static[0])  # the warm-up call compiles, builds and sizes the launch
+    torch.cuda.synchronize()
+    graphs, outs = [], []
+    for x in static:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            outs.append(f(x))
+        graphs.append(g)
+    streams = [torch.cuda.Stream() for _ in graphs]
+    for rep in range(reps):
+        fresh = [randn(shape, torch.bfloat16, 100 * rep + k, device="cuda") for k in (0, 1)]
+        torch.cuda.synchronize()
+        for x, new in zip(static, fresh):
+            x.copy_(new)
+        torch.cuda.synchronize()
+        for g, s in zip(graphs, streams):
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                g.replay()
+        torch.cuda.synchronize()
+        for k in (0, 1):
+            assert_softmax(outs[k], fresh[k], f"{what} graph {k} replay {rep} {shape}")
+
+
+def check_on_a_busy_gpu(f, xs, sms: int, what: str) -> None:
+    """Every one of the ``sms`` SMs busy with another stream's kernel for 50 ms when the calls of
+    ``f`` on ``xs`` arrive: right, and done within seconds (a launch waits for room)."""
+    import time
+
+    f(xs[0])
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    side = busy_gpu(50, 16 * sms)
+    outs = [f(x) for x in xs]
+    torch.cuda.synchronize()
+    side.synchronize()
+    assert time.perf_counter() - t0 < 5
+    for x, out in zip(xs, outs):
+        assert_softmax(out, x, f"{what} on a busy GPU {tuple(x.shape)}")

@@ -5,14 +5,14 @@ GPU whose every SM is busy with another stream's kernel when the launch arrives.
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import torch
 
 from phase24.softmax import IMPLEMENTATIONS
 from phase24.softmax import cuda_impls as ci
-from softmax_asserts import assert_softmax, busy_gpu, randn
+from softmax_asserts import (assert_softmax, check_on_a_busy_gpu, check_two_graphs_replayed,
+                             randn)
 
 pytestmark = pytest.mark.gpu
 CUDA_RUNGS = [name for name in IMPLEMENTATIONS if name.startswith("cuda")]
@@ -80,47 +80,14 @@ def test_several_streams(name):
 
 @pytest.mark.parametrize("name", CUDA_RUNGS)
 def test_two_graphs_replayed_concurrently(name):
-    """Two graphs of each shape captured after one warm-up call, replayed on two streams at once,
-    each on fresh values copied into its captured input: the graph holds the launch, not the
-    values of the call that was captured."""
-    f = IMPLEMENTATIONS[name]
+    """Two graphs of each shape replayed on two streams at once, each on fresh values copied into
+    its captured input (check_two_graphs_replayed)."""
     for shape in SHAPES[:3]:
-        static = [randn(shape, torch.bfloat16, s, device="cuda") for s in (1, 2)]
-        f(static[0])  # the warm-up call builds, loads and configures the launch
-        torch.cuda.synchronize()
-        graphs, outs = [], []
-        for x in static:
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                outs.append(f(x))
-            graphs.append(g)
-        streams = [torch.cuda.Stream() for _ in graphs]
-        for rep in range(3):
-            fresh = [randn(shape, torch.bfloat16, 100 * rep + k, device="cuda") for k in (0, 1)]
-            for x, new in zip(static, fresh):
-                x.copy_(new)
-            for g, s in zip(graphs, streams):
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    g.replay()
-            torch.cuda.synchronize()
-            for k in (0, 1):
-                assert_softmax(outs[k], fresh[k], f"{name} graph {k} replay {rep} {shape}")
+        check_two_graphs_replayed(IMPLEMENTATIONS[name], shape, 3, name)
 
 
 @pytest.mark.parametrize("name", CUDA_RUNGS)
 def test_a_busy_gpu(name):
     """Every SM busy with another stream's kernel for 50 ms when the launches arrive: they wait
     for room (v8's persistent grid and the clusters included), are right, and end soon after."""
-    f = IMPLEMENTATIONS[name]
-    xs = inputs(torch.float32, 50)
-    f(xs[0])
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    side = busy_gpu(50, 16 * ci.sm_count())
-    outs = [f(x) for x in xs]
-    torch.cuda.synchronize()
-    side.synchronize()
-    assert time.perf_counter() - t0 < 5
-    for x, out in zip(xs, outs):
-        assert_softmax(out, x, f"{name} on a busy GPU {tuple(x.shape)}")
+    check_on_a_busy_gpu(IMPLEMENTATIONS[name], inputs(torch.float32, 50), ci.sm_count(), name)

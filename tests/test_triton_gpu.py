@@ -18,7 +18,8 @@ from phase24.softmax import IMPLEMENTATIONS, softmax_reference
 from phase24.softmax.args import run_rows
 from phase24.softmax.triton_ladder import (RUNGS, common, v1_rows, v3_lagged, v4_ring,
                                            v5_whole_row, which)
-from softmax_asserts import DTYPES, assert_softmax, busy_gpu, randn, specials
+from softmax_asserts import (DTYPES, assert_softmax, check_on_a_busy_gpu,
+                             check_two_graphs_replayed, randn, specials)
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,33 +137,9 @@ def test_gpu_several_streams(name):
 
 @pytest.mark.parametrize("name", WAITING)
 def test_gpu_two_graphs_replayed_concurrently(name):
-    # One warm-up call, then two graphs of the same shape captured; replayed on two streams at
-    # once, each on its own fresh values, many times.
-    f = IMPLEMENTATIONS[name]
+    # Two graphs of each shape, replayed on two streams at once on fresh values, 20 times.
     for shape in ((8, 131072), (200, 65536), (2, 8192)):
-        static = [randn(shape, torch.bfloat16, s, device="cuda") for s in (1, 2)]
-        f(static[0])  # the warm-up call compiles and sizes the launch
-        torch.cuda.synchronize()
-        graphs, outs = [], []
-        for x in static:
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                outs.append(f(x))
-            graphs.append(g)
-        streams = [torch.cuda.Stream() for _ in graphs]
-        for rep in range(20):
-            fresh = [randn(shape, torch.bfloat16, 100 * rep + k, device="cuda") for k in (0, 1)]
-            torch.cuda.synchronize()
-            for x, new in zip(static, fresh):
-                x.copy_(new)
-            torch.cuda.synchronize()
-            for g, s in zip(graphs, streams):
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    g.replay()
-            torch.cuda.synchronize()
-            for k in (0, 1):
-                assert_softmax(outs[k], fresh[k], f"{name} graph {k} replay {rep} {shape}")
+        check_two_graphs_replayed(IMPLEMENTATIONS[name], shape, 20, name)
 
 
 @pytest.mark.parametrize("name", WAITING)
@@ -170,18 +147,8 @@ def test_gpu_busy_gpu(name):
     # Every SM busy with another stream's programs when the launch arrives: right, and done
     # soon after the other kernel (a cooperative launch waits for room instead of starting part
     # of its programs).
-    f = IMPLEMENTATIONS[name]
-    xs = _mixed_inputs(torch.float32, 50)
-    f(xs[0])
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    side = busy_gpu(50, 16 * common.num_sms(torch.device("cuda")))
-    outs = [f(x) for x in xs]
-    torch.cuda.synchronize()
-    side.synchronize()
-    assert time.perf_counter() - t0 < 5
-    for x, out in zip(xs, outs):
-        assert_softmax(out, x, f"{name} on a busy GPU {tuple(x.shape)}")
+    check_on_a_busy_gpu(IMPLEMENTATIONS[name], _mixed_inputs(torch.float32, 50),
+                        common.num_sms(torch.device("cuda")), name)
 
 
 @pytest.mark.parametrize("name", WAITING)
