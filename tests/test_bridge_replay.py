@@ -91,3 +91,15 @@ def test_cache_clear_decides_again(loaded):
     replays.cache_clear()
     replays(rows, x, torch.empty_like(x))
     assert len(decisions) == 2
+
+
+def test_at_most_max_keys_are_kept(loaded, monkeypatch):
+    from phase24.bridge import replay
+
+    monkeypatch.setattr(replay, "MAX_KEYS", 3)
+    decisions, replays = [], Replays()
+    rows = launcher(decisions)
+    for m in (2, 4, 6, 8, 2):
+        x = torch.randn(m, 40)
+        replays(rows, x, torch.empty_like(x))
+    assert len(replays._steps) <= 3 and len(decisions) == 5  # 2 x 40 was forgotten, decided again

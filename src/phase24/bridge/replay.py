@@ -7,9 +7,11 @@ That decision is Python and costs tens of microseconds, as much as the kernel on
 dtype, device and 16-byte alignment), records the launches it makes, and from then on only
 makes those launches again with the new tensors' addresses.
 
-This holds while a launcher's only effects are its launches and its arguments are the tensors it
-was given (or views of them) and numbers. A launch with any other tensor is not recorded: that
-key is then run in full at every call.
+This holds while a launcher's only effects are its launches, its arguments are the tensors it
+was given (or views of them) and numbers, and its choice depends on nothing but the key: after
+anything else it reads changes (PHASE24_PORTABLE, a new tuned table), call ``cache_clear()``. A
+launch with any other tensor is not recorded: that key is then run in full at every call. At most
+MAX_KEYS keys are kept (a model whose shapes keep changing starts again from none).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import threading
 import numpy as np
 
 from phase24.bridge.launch import recording
+
+MAX_KEYS = 4096
+
 
 def _key(fn, tensors) -> tuple:
     return (fn, *[(t.shape, t.stride(), t.dtype, t.device.index, t.data_ptr() % 16)
@@ -61,6 +66,8 @@ class Replays:
                 fn(*tensors)
             steps = _steps(seen, tensors)
             with self._lock:
+                if len(self._steps) >= MAX_KEYS:
+                    self._steps.clear()
                 self._steps[key] = steps if steps is not None else False
             return
         if steps is False:  # launches this cache cannot replay: run in full
