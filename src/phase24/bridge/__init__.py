@@ -2,8 +2,9 @@
 
 Everything in the lab that runs CUDA C goes through here:
 ``compile_cu`` (nvcc -> cached cubin or portable PTX + ptxas resource report, works without a
-GPU), ``prebuild`` (many files at once, in parallel) and ``load_kernel`` / ``Kernel.launch``
-(cuda.core, needs a GPU: any GPU of the machine, from Ampere on).
+GPU), ``prebuild`` (many files at once, in parallel), ``load_kernel`` / ``Kernel.launch``
+(cuda.core, needs a GPU: any GPU of the machine, from Ampere on) and ``replay.Replays`` (a
+launcher's launches chosen once per shape, then replayed).
 """
 
 from phase24.bridge.nvcc import (
