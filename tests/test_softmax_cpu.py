@@ -150,22 +150,44 @@ def test_v4_choice_covers_rows():
 
 
 def test_each_shape_s_configuration_is_chosen_once(monkeypatch):
-    """A launcher's scan of its configurations (up to ~200 us on a CPU) runs once per shape and
-    device, then comes from a cache: each call of a few-row softmax waited on it before."""
+    """A launcher's scan of its configurations (up to ~200 us on a CPU) runs once per shape, then
+    `cuda`'s entries replay its launches (bridge/replay.py): each call of a few-row softmax waited
+    on it before. Every tunable rung, untuned (a GPU without a tuned table), on a stand-in GPU."""
+    import numpy as np
+
+    from phase24.bridge import launch, replay
     from phase24.softmax import cuda_impls as ci
 
-    shapes = ((1, 32768, torch.bfloat16), (64, 262144, torch.float32))
-    expected = {(k, m, n, dt): ci.CHOOSE[k](m, n, dt, 0) for k in ci.CHOOSE for m, n, dt in shapes}
+    class Loaded:  # a kernel on its device, as Kernel.on returns it
+        launches = 0
+
+        def launch(self, *args):
+            Loaded.launches += 1
+
+        def max_active_clusters(self, *args):
+            return 16
+
+    monkeypatch.setattr(ci, "gpu", lambda device=None: launch.Gpu(0, "another GPU", (9, 0), 132))
+    monkeypatch.setattr(ci, "has_clusters", lambda device=None: True)
+    monkeypatch.setattr(launch.Kernel, "on", lambda self, index=None: Loaded())
+    monkeypatch.setattr(launch.Kernel, "set_attribute", lambda self, name, value: None)
+    monkeypatch.setattr(launch, "_tensors_to_pointers",  # CPU tensors stand in for CUDA ones
+                        lambda args: (0, [np.uint64(a.data_ptr()) if isinstance(a, torch.Tensor)
+                                          else a for a in args]))
     calls = []
     for kind, choose in list(ci.CHOOSE.items()):
-        monkeypatch.setitem(ci.CHOOSE, kind, lambda *a, _c=choose: calls.append(a) or _c(*a))
-    ci.chosen.cache_clear()
+        monkeypatch.setitem(ci.CHOOSE, kind, lambda *a, _k=kind, _c=choose: calls.append(
+            (_k, a[:3])) or _c(*a))
+    replays = replay.Replays()
+    shapes = ((1, 32768, torch.bfloat16), (64, 262144, torch.float32))
     for _ in range(3):
-        for (kind, m, n, dt), want in expected.items():
-            assert ci.chosen(kind, m, n, dt, 0) == want
-            ci.chosen(kind, m, n, dt, 1)  # another device: its own entry
-    assert len(calls) == 2 * len(expected)  # one scan per shape and device
-    ci.chosen.cache_clear()
+        for kind in ci.CHOOSE:
+            for m, n, dt in shapes:
+                x = torch.randn(m, n).to(dt)
+                before = Loaded.launches
+                replays(ci.KINDS[kind], x, torch.empty_like(x))
+                assert Loaded.launches > before, (kind, m, n)  # every call launches
+    assert sorted(calls) == sorted({(k, (m, n, dt)) for k in ci.CHOOSE for m, n, dt in shapes})
 
 
 def test_a_forced_configuration_too_small_for_the_row_is_refused():

@@ -72,7 +72,7 @@ def capacity(kind: str, config: tuple, dtype) -> int:
     return SLOTS[kind](*config) * vec_width(dtype)
 
 
-@lru_cache(maxsize=None)  # `cuda` asks at every call
+@lru_cache(maxsize=None)  # rows_best asks at every choice
 def reach(kind: str, dtype) -> int:
     """The longest row any compiled configuration of rung `kind` holds."""
     return max(capacity(kind, c, dtype) for c in configs(kind, dtype))
@@ -96,7 +96,7 @@ def _config(kind: str, x2d, config: tuple | None) -> tuple | None:
         _check_fits(kind, config, x2d)
         return config
     m, n = x2d.shape
-    return tuned_config(kind, x2d) or chosen(kind, m, n, x2d.dtype, x2d.device.index)
+    return tuned_config(kind, x2d) or CHOOSE[kind](m, n, x2d.dtype, x2d.device.index)
 
 
 # ---- v0 .. v3: one launch shape each -------------------------------------------------------
@@ -192,9 +192,9 @@ def _cluster_per_row(kernel: Kernel, x2d, out, threads: int, cluster: int, share
     rows_per_launch = MAX_GRID // cluster
     for start in range(0, m, rows_per_launch):
         stop = min(m, start + rows_per_launch)
-        part = (x2d, out) if stop - start == m else (x2d[start:stop], out[start:stop])  # no views
-        kernel.launch((stop - start) * cluster, threads, *part, np.int64(stop - start),
-                      np.int32(n), np.int64(x2d.stride(0)), shared_bytes=shared_bytes)
+        kernel.launch((stop - start) * cluster, threads, x2d[start:stop], out[start:stop],
+                      np.int64(stop - start), np.int32(n), np.int64(x2d.stride(0)),
+                      shared_bytes=shared_bytes)
 
 
 # ---- v6: v4's launch shapes, lean reductions -------------------------------------------------
@@ -281,16 +281,10 @@ def _group_choose(m: int, n: int, dtype, device=None):
     return v4_choose(n, dtype)  # v6 runs v4's launch shapes
 
 
-# Each tunable rung's own choice of configuration for an untuned (m, n, dtype, device).
+# Each tunable rung's own choice of configuration for an untuned (m, n, dtype, device): a scan of
+# its configurations (up to ~200 us), made once per shape since `cuda`'s entries replay launches.
 CHOOSE = {"v4": _group_choose, "v5": v5_choose, "v6": _group_choose, "v7": v7_choose,
           "v8": v8_choose, "v9": _smem_choose("v9"), "v10": _smem_choose("v10")}
-
-
-@lru_cache(maxsize=4096)  # once per shape: a scan of the configurations takes up to ~200 us
-def chosen(kind: str, m: int, n: int, dtype, device: int) -> tuple | None:
-    """The configuration rung `kind` runs for an (m, n) input of `dtype` on cuda:`device` when
-    no tuned entry names one (None: no configuration holds the row)."""
-    return CHOOSE[kind](m, n, dtype, device)
 
 
 def _dynamic_shared(kernel: Kernel, nbytes: int) -> int:

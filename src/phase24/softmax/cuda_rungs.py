@@ -17,7 +17,7 @@ from phase24.bridge.nvcc import KERNELS_DIR
 from phase24.softmax.args import DTYPE_TAG
 
 
-@lru_cache(maxsize=None)  # every launch asks: a directory listing each time cost ~20-100 us
+@lru_cache(maxsize=None)  # every choice of a launch asks: a directory listing costs ~20-100 us
 def source(kind: str) -> str:
     """The file of rung `kind` ('v0' .. 'v10'): softmax_<kind>_<what it adds>.cu."""
     found = sorted(KERNELS_DIR.glob(f"softmax_{kind}_*.cu"))
