@@ -92,18 +92,38 @@ def triton_header(data: dict, impl: str) -> list[str]:
             f"# fp32 {_few(f['fp32'][2])}; bf16 {_few(f['bf16'][2])}."]
 
 
-def ladder_table(data: dict) -> str:
-    """The Triton ladder's figures (results/h200/triton_ladder.md, shown by lab 03)."""
+def ladder_table(data: dict, lang: str = "en") -> str:
+    """The Triton ladder's figures (results/h200/triton_ladder.md, .es.md; lab 03 shows them)."""
+    from phase24.harness.bench import NBSP, es_number
+
+    en = lang == "en"
+    num = (lambda v, d: f"{v:.{d}f}") if en else es_number
+    dash = "-" if en else "–"
+
+    def span(lo: float, hi: float) -> str:
+        return f"{num(lo, 1)}{dash}{num(hi, 1)}"
+
+    def few(us: list) -> str:
+        return " / ".join("-" if u is None else num(u, 1) for u in us)
+
     lines = ["| rung | adds | bulk rows | float32, % of copy | bfloat16, % of copy | "
-             "few rows, float32, us | few rows, bfloat16, us |", "|---|---|---|---|---|---|---|"]
+             "few rows, float32, us | few rows, bfloat16, us |" if en else
+             "| peldaño | añade | filas de las formas grandes | float32, % de la copia | "
+             "bfloat16, % de la copia | pocas filas, float32, µs | pocas filas, bfloat16, µs |",
+             "|---|---|---|---|---|---|---|"]
     for impl, (_, (lo, hi), adds) in TRITON_RUNGS.items():
         f = triton_figures(data, impl)
-        lines.append(f"| `{impl}` | {adds} | N = {lo}-{hi} | {f['fp32'][0]:.1f}-{f['fp32'][1]:.1f} "
-                     f"| {f['bf16'][0]:.1f}-{f['bf16'][1]:.1f} | {_few(f['fp32'][2])} | "
-                     f"{_few(f['bf16'][2])} |")
-    few = ", ".join(f"{m}x{n}" for m, n in FEW)
-    lines.append(f"\nFew rows: {few}. Commit {data['commit']}, {data['gpu']}, copy "
-                 f"{data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
+        lines.append(f"| `{impl}` | {adds if en else ADDS_ES[impl]} | N = {lo}{dash}{hi} | "
+                     f"{span(*f['fp32'][:2])} | {span(*f['bf16'][:2])} | {few(f['fp32'][2])} | "
+                     f"{few(f['bf16'][2])} |")
+    if en:
+        few_shapes = ", ".join(f"{m}x{n}" for m, n in FEW)
+        lines.append(f"\nFew rows: {few_shapes}. Commit {data['commit']}, {data['gpu']}, copy "
+                     f"{data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
+    else:
+        shapes = ", ".join(f"{m}{NBSP}×{NBSP}{n}" for m, n in FEW)
+        lines.append(f"\nPocas filas: {shapes}. Commit {data['commit']}, {data['gpu']}, copia "
+                     f"{data['copy_gbps']:.0f}{NBSP}GB/s (results/h200/{RUN.name}).")
     return "\n".join(lines) + "\n"
 
 
@@ -167,29 +187,6 @@ ADDS_ES = {
 }
 
 
-def ladder_table_es(data: dict) -> str:
-    """ladder_table for the Spanish pages (results/h200/triton_ladder.es.md)."""
-    from phase24.harness.bench import NBSP, es_number
-
-    def span(lo: float, hi: float) -> str:
-        return f"{es_number(lo, 1)}–{es_number(hi, 1)}"
-
-    def few(us: list) -> str:
-        return " / ".join("-" if u is None else es_number(u, 1) for u in us)
-
-    lines = ["| peldaño | añade | filas de las formas grandes | float32, % de la copia | "
-             "bfloat16, % de la copia | pocas filas, float32, µs | pocas filas, bfloat16, µs |",
-             "|---|---|---|---|---|---|---|"]
-    for impl, (_, (lo, hi), _) in TRITON_RUNGS.items():
-        f = triton_figures(data, impl)
-        lines.append(f"| `{impl}` | {ADDS_ES[impl]} | N = {lo}–{hi} | {span(*f['fp32'][:2])} | "
-                     f"{span(*f['bf16'][:2])} | {few(f['fp32'][2])} | {few(f['bf16'][2])} |")
-    shapes = ", ".join(f"{m}{NBSP}×{NBSP}{n}" for m, n in FEW)
-    lines.append(f"\nPocas filas: {shapes}. Commit {data['commit']}, {data['gpu']}, copia "
-                 f"{data['copy_gbps']:.0f}{NBSP}GB/s (results/h200/{RUN.name}).")
-    return "\n".join(lines) + "\n"
-
-
 def minigpt_table_es(d: dict) -> str:
     """`python -m phase24 results --minigpt` (results/h200/minigpt_speed.md) in Spanish."""
     from phase24.harness.bench import NBSP
@@ -210,7 +207,7 @@ def tables(run: dict) -> dict:
 
     minigpt = json.loads((RESULTS / "minigpt_speed.json").read_text())
     return {RESULTS / "triton_ladder.md": ladder_table(run),
-            RESULTS / "triton_ladder.es.md": ladder_table_es(run),
+            RESULTS / "triton_ladder.es.md": ladder_table(run, "es"),
             RESULTS / "cuda_ladder.md": cuda_ladder_table(run),
             RESULTS / "cuda_ladder.es.md": cuda_ladder_table(run, "es"),
             RESULTS / "softmax_table.md": markdown_table(run) + "\n",
