@@ -55,7 +55,7 @@ def cuda_header(data: dict, impl: str, cluster: bool) -> list[str]:
         parts.append(f"{tag} {min(g):.0f}-{max(g):.0f} GB/s (median {statistics.median(g):.0f})")
         p = [r["pct_copy"] for r in bulk if r["dtype"] == dtype and r["N"] >= LONG_ROWS]
         long_parts.append(f"{tag} {min(p):.0f}-{max(p):.0f}%")
-    lines = [f"// Measured (H200, results/h200/{RUN.name}, commit {data['commit']}, copy "
+    lines = [f"// Measured (H200, results/h200/{RUN.name}, copy "
              f"{data['copy_gbps']:.0f} GB/s),",
              "// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): "
              + "; ".join(parts) + "."]
@@ -84,7 +84,7 @@ def _few(us: list) -> str:
 def triton_header(data: dict, impl: str) -> list[str]:
     lo, hi = TRITON_RUNGS[impl][1]
     f = triton_figures(data, impl)
-    return [f"# Measured (H200, results/h200/{RUN.name}, commit {data['commit']}, copy "
+    return [f"# Measured (H200, results/h200/{RUN.name}, copy "
             f"{data['copy_gbps']:.0f} GB/s):",
             f"# bulk rows of {lo}-{hi} values, % of copy: fp32 {f['fp32'][0]:.1f}-{f['fp32'][1]:.1f}, "
             f"bf16 {f['bf16'][0]:.1f}-{f['bf16'][1]:.1f};",

@@ -8,8 +8,8 @@
 // H200): the sum is compensated, run by run (run_sum in softmax_common.cuh). Later rungs add in a
 // tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, use it too.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-322 GB/s (median 160); bf16 11-168 GB/s (median 104).
+// Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-324 GB/s (median 161); bf16 11-167 GB/s (median 103).
 
 // --8<-- [start:kernel]
 template <typename T>

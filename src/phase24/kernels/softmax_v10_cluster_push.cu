@@ -20,8 +20,8 @@
 // paying, except on the 1 MB fp32 and 512 KB bf16 rows (S = 4). 64 x 262144 stays at 73% (fp32)
 // and 64% (bf16) of the 4 GB copy, where a copy of the same bytes reaches 85% and 74%.
 #include "softmax_v9_cluster_smem.cu"  // v9's split of a block's chunk (v8's copies, v7's raw slots)
-// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 177-4184 GB/s (median 4051); bf16 45-4180 GB/s (median 2254).
+// Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 177-4183 GB/s (median 4052); bf16 45-4196 GB/s (median 2253).
 // Rows of 32768 to 262144, % of copy: fp32 93-98%; bf16 92-98%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

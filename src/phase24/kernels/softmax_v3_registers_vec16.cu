@@ -9,8 +9,8 @@
 // Unaligned rows (odd N, sliced views) take the same path with element-wise loads.
 // Prediction: near the copy ceiling for mid-sized rows; short rows still leave threads idle.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 652-4140 GB/s (median 2089); bf16 246-4002 GB/s (median 1424).
+// Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 653-4139 GB/s (median 2089); bf16 246-3994 GB/s (median 1422).
 
 constexpr int V3_THREADS = 256;
 

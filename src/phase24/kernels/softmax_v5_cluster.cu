@@ -12,8 +12,8 @@
 // until the others have read it without stalling the stores.
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
-// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3758 GB/s (median 3027); bf16 66-2920 GB/s (median 2248).
+// Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3753 GB/s (median 3029); bf16 66-2919 GB/s (median 2249).
 // Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-65%.
 // Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed);
 // re-measured in results/h200/history/softmax-c8e92cb.json (torch, v4, v5, cuda): fp32 166-3746 GB/s

@@ -20,8 +20,8 @@
 #endif
 #include "softmax_v5_cluster.cu"  // v5's cluster per row (cluster_columns, arrive and wait)
 #include "softmax_v6_lean.cu"     // v6's lean reductions
-// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3723 GB/s (median 2261); bf16 18-3498 GB/s (median 904).
+// Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3728 GB/s (median 2269); bf16 18-3502 GB/s (median 904).
 // Rows of 32768 to 262144, % of copy: fp32 72-84%; bf16 70-82%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

@@ -21,8 +21,8 @@
 #pragma once
 #endif
 #include "softmax_v8_pipelined.cu"  // v8's cp.async copies (and, through v8, v7's raw slots)
-// Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3969 GB/s (median 1356); bf16 10-3854 GB/s (median 460).
+// Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3968 GB/s (median 1354); bf16 10-3861 GB/s (median 460).
 // Rows of 32768 to 262144, % of copy: fp32 85-93%; bf16 56-90%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

@@ -7,10 +7,10 @@ looks the shape up there; on any other GPU, and for shapes the table lacks, it f
 heuristic below. Either way the chosen rung may fall back (see each rung), and which() says so.
 Nothing is timed here.
 """
-# Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s):
-# bulk rows of 128-262144 values, % of copy: fp32 90.6-98.2, bf16 88.1-98.9;
+# Measured (H200, results/h200/softmax.json, copy 4272 GB/s):
+# bulk rows of 128-262144 values, % of copy: fp32 90.6-98.3, bf16 88.0-98.6;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 6.8 / 10.1 / 11.3 / 44.1; bf16 6.9 / 8.9 / 8.9 / 29.1.
+# fp32 7.1 / 10.0 / 11.5 / 44.3; bf16 7.1 / 9.1 / 9.1 / 29.3.
 
 from __future__ import annotations
 

@@ -10,10 +10,10 @@ more, where a naive program already moves 8 KB or more, change little.
 Limit: rows of at most MAX_BLOCK_N values (one row per program at that length); longer rows are
 refused (`triton` takes any length).
 """
-# Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s):
-# bulk rows of 128-32768 values, % of copy: fp32 96.6-97.6, bf16 78.5-98.9;
+# Measured (H200, results/h200/softmax.json, copy 4272 GB/s):
+# bulk rows of 128-32768 values, % of copy: fp32 96.5-97.7, bf16 78.3-98.6;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.5 / - / 11.3 / -; bf16 7.5 / - / 8.9 / -.
+# fp32 8.8 / - / 11.5 / -; bf16 7.7 / - / 9.2 / -.
 
 import dataclasses
 

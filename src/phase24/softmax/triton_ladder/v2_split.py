@@ -10,10 +10,10 @@ Prediction: each value is read twice (once per launch), so at best 2/3 of the co
 would leave most SMs idle.
 Limit: none on the row length.
 """
-# Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 65.8-66.0, bf16 58.3-58.5;
+# Measured (H200, results/h200/softmax.json, copy 4272 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 65.8-65.9, bf16 58.2-58.4;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.0 / 10.3 / 14.4 / 61.2; bf16 7.3 / 10.8 / 10.1 / 36.0.
+# fp32 7.3 / 11.0 / 14.8 / 59.5; bf16 8.5 / 10.3 / 12.7 / 34.7.
 
 import dataclasses
 

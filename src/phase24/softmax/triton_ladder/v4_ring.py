@@ -15,10 +15,10 @@ this rung cannot run (no GPU or Gluon, rows that are not whole 16-byte copies, a
 for shared memory) it runs triton-v3.
 Prediction: 16-bit rows gain most (v3's register budget bites hardest there).
 """
-# Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 72.5-92.4, bf16 80.0-83.8;
+# Measured (H200, results/h200/softmax.json, copy 4272 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 72.4-92.3, bf16 80.1-84.0;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.6 / 10.8 / 12.4 / 52.9; bf16 7.3 / 9.6 / 10.5 / 31.4.
+# fp32 7.9 / 11.1 / 12.6 / 53.2; bf16 7.6 / 9.8 / 10.8 / 31.5.
 
 import dataclasses
 

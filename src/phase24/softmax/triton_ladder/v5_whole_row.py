@@ -15,10 +15,10 @@ memory) it runs triton-v4.
 Prediction: fewer barriers and no partials per chunk: 16-bit long rows, the hardest for v4,
 gain a few points of the copy bandwidth.
 """
-# Measured (H200, results/h200/softmax.json, commit 8e8b786, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 90.1-91.5, bf16 88.5-88.6;
+# Measured (H200, results/h200/softmax.json, copy 4272 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 90.1-91.3, bf16 88.5-88.7;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.8 / 10.3 / 12.6 / 45.1; bf16 8.6 / 10.8 / 10.1 / 29.5.
+# fp32 8.2 / 10.7 / 12.8 / 45.2; bf16 8.8 / 10.9 / 10.5 / 29.7.
 
 import dataclasses
 
