@@ -23,10 +23,12 @@ parser, so a page cannot show an option or a subcommand that does not exist.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -211,7 +213,11 @@ def expected(cmd: Command, gpu: bool) -> tuple[int, list[str]]:
 def workdir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("lab-commands")
     (d / "labs").symlink_to(ROOT / "labs", target_is_directory=True)
-    proc = _fresh_shell(" && ".join(SETUP), ROOT)
+    # One set-up at a time: pytest-xdist runs this fixture once per worker, and two set-ups at
+    # once in one checkout would remake each other's .venv.
+    with open(Path(tempfile.gettempdir()) / "phase24-setup.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = _fresh_shell(" && ".join(SETUP), ROOT)
     assert proc.returncode == 0, f"{SETUP} (lab 00's set-up) failed:\n{proc.stdout}{proc.stderr}"
     return d
 
