@@ -11,7 +11,7 @@
 // Prediction: an exploration kernel (floats in registers, exponentials once) went from 77% to
 // 94% of copy on fp32 1024 x 262144 when only this reduction changed: the long rows, where a
 // cluster of 8 or 16 blocks waited on each other, should climb past 90%.
-// Outcome (results/h200/tune.json, run of commit c058151, and the bench below): the tuner chose
+// Outcome (results/h200/tune.json and the bench that followed it): the tuner chose
 // v10 on every bulk row of 65536-262144 fp32 and 32768-262144 bf16, and on 7 of the 8 few-row
 // shapes (bf16 1 x 32768 kept v5). cuda-v10 on rows of 32K-256K: fp32 97.2 / 97.9 / 98.0 /
 // 93.3%, bf16 96.8 / 96.6 / 95.8 / 92.2% of copy (v9 before: at best 94.0 / 92.3 / 87.9% fp32 from 64K, 90.8 / 90.4 /

@@ -18,9 +18,6 @@
 #include "softmax_common.cuh"
 // Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1766-4246 GB/s (median 4113); bf16 1071-4188 GB/s (median 4125).
-// Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed), and v4
-// needs fewer registers; re-measured in results/h200/history/softmax-c8e92cb.json (torch, v4, v5, cuda):
-// fp32 1754-4222 GB/s (median 4092); bf16 1054-4183 GB/s (median 4070), bf16 16384 61% -> 96%.
 
 // Replace each held value by exp(x - m) for the thread's own maximum m, and return
 // {m, sum}. A thread may hold nothing but -inf and NaN (fmaxf skips NaN, so m = -inf): the

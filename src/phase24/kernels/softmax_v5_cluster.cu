@@ -15,9 +15,6 @@
 // Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3753 GB/s (median 3029); bf16 66-2919 GB/s (median 2249).
 // Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-65%.
-// Since c8e92cb, exp_in_place keeps a NaN that a thread holds among -inf (it was zeroed);
-// re-measured in results/h200/history/softmax-c8e92cb.json (torch, v4, v5, cuda): fp32 166-3746 GB/s
-// (median 3010); bf16 66-2908 GB/s (median 2240); rows of 32768 to 262144: fp32 68-87%, bf16 60-66%.
 
 #if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough
 #pragma once

@@ -8,7 +8,7 @@
 // ~160, which matters when a thread holds only 16 values. (2) __launch_bounds__ asks ptxas to
 // fit 2048 threads on an SM when a thread holds 16 values (32 registers): 4 blocks of 512
 // threads instead of v4's 3, so more rows are loading while others reduce.
-// Prediction: bf16 rows of 2K-32K climb from v4's 79-89% of copy (run of commit f39ef14)
+// Prediction: bf16 rows of 2K-32K climb from v4's 79-89% of copy in its tuning
 // towards fp32's 97%.
 // Outcome: bf16 rows of 2K-16K at 96-98.5% of copy; 32K (1024 threads x 32 floats, one block
 // per SM) stays at ~86%, which v7 addresses.

@@ -3,7 +3,7 @@
 //
 // Changed from v5: a 1 MB row on a cluster of 8 meant 8 blocks of 1024 threads x 32 floats,
 // one block per SM; while it waited at the cluster barrier its SM moved no bytes (v5: 85-87% of
-// copy on fp32 rows of 128K-256K, 59-65% on bf16 rows of 32K-256K, run of commit 6194309). (1) A thread keeps its slots
+// copy on fp32 rows of 128K-256K, 59-65% on bf16 rows of 32K-256K). (1) A thread keeps its slots
 // as the raw 16 bytes it loaded (load_raw, below): K = 4 slots are 16 registers,
 // so 2048 threads (two or more blocks, each at its own stage) share an SM and one block's wait
 // overlaps another's loads and stores; and a bfloat16 takes half a register, so an SM holds as
@@ -12,7 +12,7 @@
 // sum. (3) Clusters of 1 to 16 blocks; 16 is a "non-portable" size the launcher must allow on
 // the kernel first.
 // Prediction: long rows at the copy ceiling like v6's medium rows, bf16 as well as fp32.
-// Outcome (run of commit 6194309, each shape's tuned configuration): bf16 rows of 32K-256K rose
+// Outcome (each shape's tuned configuration): bf16 rows of 32K-256K rose
 // from v5's 59-65% to 79-88% of copy, fp32 32K-64K to 91-92%; the longest fp32 rows stayed
 // with v5 (85-87%). Short rows waste most of a block here. v9 took over the long rows.
 #if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough

@@ -1,15 +1,15 @@
 // v9 (cuda-v9, Hopper only): v7 with part of each block's chunk held in shared memory.
 //
 // Changed from v7: an SM's registers hold at most ~128 KB of a row (2048 threads x 16 registers
-// of data), so a 1 MB fp32 row needs a cluster of 8 or 16, and in v7's tuning
-// (results/h200/history/tune-cf9dee7.json) bigger clusters were slower at the same bytes per SM. Its
+// of data), so a 1 MB fp32 row needs a cluster of 8 or 16, and in v7's tuning bigger clusters
+// were slower at the same bytes per SM. Its
 // 227 KB of shared memory held nothing. Here a thread keeps K slots in registers as in v7 and S
 // more in shared memory, copied there by cp.async (global to shared without passing through
 // registers: v8's copy_slots_async). Each thread reads back only the slots it copied itself, so
 // no barrier is needed. An SM holds twice the bytes: the same row on half the cluster, or twice
 // the blocks per SM.
 // Prediction: long rows (fp32 >= 128K, bf16 >= 32K) from v7's 79-88% of copy towards 90%.
-// Outcome (results/h200/history/tune-6e5b20e.json and the bench, run of commit 6e5b20e, `cuda`
+// Outcome (the tuner's run and the bench that followed it, `cuda`
 // choosing v9 on every bulk row of 64K-256K fp32 and 32K-256K bf16): fp32 64K / 128K / 256K at 94.0 / 92.3 /
 // 87.9% of copy (v5/v7 before: 90.6 / 87.0 / 85.1%), bf16 32K-256K at 90.8 / 90.4 / 87.0 /
 // 82.8% (v7: 87.7 / 85.0 / 83.1 / 78.9%). The best blocks hold 64-128 KB, two or more per SM; a
