@@ -347,7 +347,7 @@ MAX_PROSE_WORDS = 3200
 # A commit-hash-like token: 7 to 40 hex digits with at least one digit and one letter a-f.
 HEX_ID = re.compile(r"(?<![0-9A-Za-z])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 MARKDOWN_LINK_TARGET = re.compile(r"\]\([^)]*\)")
-HTML_TAG = re.compile(r"<[^>]+>")
+HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")  # a tag opens with a name: `t < N` and `x > 0` are text
 
 
 def lab_pages() -> list[Path]:
