@@ -388,6 +388,13 @@ def test_lab_prose_has_no_commit_hashes(page: Path):
                        "run-by-run history belongs in results/ and explorations/README.md")
 
 
+def test_prose_drops_tags_and_keeps_comparisons():
+    """A `<` in text (`t < N`) opens no tag: the words up to the next real tag still count."""
+    text = "Thread `t < CLUSTER` sends, and then\n<figure markdown>\n![plot](a.png)\n</figure>\nwaits.\n"
+    words = prose(text).split()
+    assert "sends," in words and "waits." in words and "figure" not in " ".join(words)
+
+
 @pytest.mark.parametrize("page", lab_pages(), ids=_id)
 def test_lab_pages_fit_one_sitting(page: Path):
     words = prose_words(page.read_text(encoding="utf-8"))
