@@ -145,6 +145,13 @@ def cmd_results(args) -> int:
                   f"{c['block_size']}, batch {d['batch_size']}, {d['dtype']}; {d['gpu']}, "
                   f"{d['cpu_count']} CPU cores, torch {d['torch']} ({f.relative_to(REPO)}).")
         return 0
+    if getattr(args, "plot", False):  # redraw each recorded run's plot from its JSON
+        from phase24.harness.plot import plot_bench
+        from phase24.harness.report import recorded
+
+        for path, result in recorded():
+            print(plot_bench(result, path.with_suffix(".png")).relative_to(REPO))
+        return 0
     if getattr(args, "markdown", False):
         from phase24.harness.bench import host_table, markdown_table
         from phase24.harness.report import recorded
@@ -330,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--all", action="store_true", help="every implementation, not only the main ones")
     s.add_argument("--markdown", action="store_true", help="the README's table")
     s.add_argument("--minigpt", action="store_true", help="the MiniGPT tokens/s table")
+    s.add_argument("--plot", action="store_true",
+                   help="redraw each recorded run's plot (results/<gpu>/softmax.png) from its JSON")
     s.set_defaults(fn=cmd_results)
 
     s = sub.add_parser("run", help="the main job: everything this machine can run")

@@ -6,11 +6,37 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-STYLE = {"torch": ("black", "--"), "triton": ("tab:green", "-"), "cuda": ("tab:red", "-"),
-         "triton-naive": ("tab:olive", ":"), "cuda-naive": ("tab:gray", ":")}
+MAIN = {"torch": ("black", "--"), "cuda": ("tab:red", "-"), "triton": ("tab:green", "-")}
+
+
+def panels(impls: list[str]) -> list[tuple[str, list[str]]]:
+    """(title, implementations) of each column: each ladder rung by rung with its entry, then the
+    entries side by side with torch and any peer (Liger-Kernel, QuACK) the run timed."""
+    cuda = [i for i in impls if i.startswith("cuda")]
+    triton = [i for i in impls if i.startswith("triton")]
+    ours = set(cuda) | set(triton)
+    return [(title, names) for title, names in (
+        ("CUDA C ladder", cuda), ("Triton ladder", triton),
+        ("side by side", [i for i in impls if i not in ours] + [i for i in ("cuda", "triton") if i in impls]),
+    ) if names]
+
+
+RUNG_COLORS = ["tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:gray",
+               "tab:olive", "tab:cyan", "navy", "goldenrod", "teal", "black"]  # no red, no green
+PEERS = {"liger": ("tab:purple", ":"), "quack": ("tab:orange", ":")}
+
+
+def _style(impl: str, names: list[str]) -> dict:
+    """The entries and torch stand out (thick), peers dotted, each rung its own colour."""
+    if impl in MAIN or impl in PEERS:
+        color, ls = MAIN.get(impl) or PEERS[impl]
+        return dict(color=color, ls=ls, lw=2.4 if impl in MAIN else 1.8)
+    rungs = [n for n in names if n not in MAIN]
+    return dict(color=RUNG_COLORS[rungs.index(impl) % len(RUNG_COLORS)], ls="-", lw=1.2)
 
 
 def plot_bench(result: dict, path: Path) -> Path:
+    """GB/s against N on the bulk shapes: a row per dtype, a column per panel, the copy as a line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -19,27 +45,29 @@ def plot_bench(result: dict, path: Path) -> Path:
     from phase24.harness.bench import is_bulk
 
     bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"])]
-    dtypes = sorted({r["dtype"] for r in bulk}, reverse=True)
-    impls = list(dict.fromkeys(r["impl"] for r in bulk))
-    fig, axes = plt.subplots(1, max(1, len(dtypes)), figsize=(7 * max(1, len(dtypes)), 5),
-                             sharey=True, squeeze=False)
-    for ax, dt in zip(axes[0], dtypes):
-        for impl in impls:
-            rows = sorted((r for r in bulk if r["impl"] == impl and r["dtype"] == dt),
-                          key=lambda r: r["N"])
-            color, ls = STYLE.get(impl, (None, "-"))
-            lw = 2.5 if impl in ("cuda", "triton", "torch") else 1.2
-            ax.plot([r["N"] for r in rows], [r["gbps"] for r in rows], ls, color=color, lw=lw,
-                    marker="o", ms=3, label=impl)
-        ax.axhline(result["copy_gbps"], color="tab:blue", lw=1, alpha=0.7,
-                   label=f"copy {result['copy_gbps']:.0f} GB/s")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("N (row length); M = 2^28 / N")
-        ax.set_title(f"softmax {dt}, {result['gpu']}")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("GB/s (bytes read + written)")
-    axes[0][-1].legend(fontsize=8, loc="lower right")
-    fig.suptitle(f"commit {result['commit'][:10]}  {result['date']}", fontsize=8)
+    dtypes = sorted({r["dtype"] for r in bulk}, reverse=True) or ["float32"]
+    cols = panels(list(dict.fromkeys(r["impl"] for r in bulk))) or [("", [])]
+    fig, axes = plt.subplots(len(dtypes), len(cols), figsize=(5.2 * len(cols), 3.6 * len(dtypes) + 1.6),
+                             sharex=True, sharey=True, squeeze=False)
+    for row, dt in enumerate(dtypes):
+        for col, (title, names) in enumerate(cols):
+            ax = axes[row][col]
+            for impl in names:
+                pts = sorted((r["N"], r["gbps"]) for r in bulk if r["impl"] == impl and r["dtype"] == dt)
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", ms=2.5, label=impl, **_style(impl, names))
+            ax.axhline(result["copy_gbps"], color="tab:blue", lw=1, alpha=0.6,
+                       label=f"copy {result['copy_gbps']:.0f} GB/s")
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{title}, {dt}", fontsize=10)
+            ax.grid(alpha=0.3)
+            if col == 0:
+                ax.set_ylabel("GB/s (bytes read + written)")
+            if row == len(dtypes) - 1:
+                ax.set_xlabel("N (row length); M = 2^28 / N")
+                ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.22))
+    fig.suptitle(f"softmax on {result['gpu']}, commit {result['commit'][:10]}, {result['date']}",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
