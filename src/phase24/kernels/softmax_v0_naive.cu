@@ -6,7 +6,8 @@
 // bandwidth on long rows, and better on short rows, where rows of a warp share cache lines.
 // One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
 // H200): the sum is compensated, run by run (run_sum in softmax_common.cuh). Later rungs add in a
-// tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, use it too.
+// tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, compensate
+// too (v1 with run_sum, v2 with CompensatedSum inside its online sum).
 #include "softmax_common.cuh"
 // Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-324 GB/s (median 161); bf16 11-167 GB/s (median 103).
