@@ -139,8 +139,8 @@ struct CompensatedSum {
 // addition per term, unrolled, its loads in flight together), the compensated addition comes
 // once per run, and the sum is as accurate (a run rounds at most RUN times, against its own
 // small total). For v0's and v1's threads, which add N and N / 256 terms one after another.
-// A thread with one run or less (v1 on rows up to 8192) adds plainly, as a compensated sum of
-// one term would give the same float; on short rows the per-row instructions are what count.
+// A thread with one run or less adds plainly, as a compensated sum of one term would give the
+// same float; on short rows the per-row instructions are what count.
 template <int RUN = 32, typename Term>
 __device__ __forceinline__ float run_sum(int begin, int end, int step, Term term) {
     auto plain = [&](int from, int stop) {
@@ -150,7 +150,7 @@ __device__ __forceinline__ float run_sum(int begin, int end, int step, Term term
     };
     if (end - begin <= RUN * step) return plain(begin, end);  // one run: nothing to compensate
     CompensatedSum total;
-    for (int run = begin; run < end; run += RUN * step)  // RUN * step: at most 8192
+    for (int run = begin; run < end; run += RUN * step)
         total.add(plain(run, min(end, run + RUN * step)));
     return total.value();
 }

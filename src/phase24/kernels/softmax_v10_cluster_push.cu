@@ -19,6 +19,12 @@
 // of 4 to 16): once waiting on the cluster was cheap, holding more of the row per SM stopped
 // paying, except on the 1 MB fp32 and 512 KB bf16 rows (S = 4). 64 x 262144 stays at 73% (fp32)
 // and 64% (bf16) of the 4 GB copy, where a copy of the same bytes reaches 85% and 74%.
+// Then, for few rows: a row spread over 16 SMs leaves each block little to do but wait on one
+// reduction after another, so their latency is what counts. v10 takes a warp's max with one
+// redux.sync and merges a block's warps and a cluster's blocks in log2(P) shuffle steps, not 5
+// (merge_posts, below).
+// Prediction (explorations/2026-12-01-few-row-reductions/): 1-3 points of a same-size copy on
+// the eight few-row shapes, nothing lost on the bulk rows.
 #include "softmax_v9_cluster_smem.cu"  // v9's split of a block's chunk (v8's copies, v7's raw slots)
 // Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
 // bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 177-4183 GB/s (median 4052); bf16 45-4196 GB/s (median 2253).
@@ -27,6 +33,31 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v10_cluster_push.cu uses thread-block clusters: build it for sm_90a"
 #endif
+
+// --8<-- [start:merge]
+// Merging few partials in few steps: with a row over 16 SMs, each block does little besides
+// waiting on one reduction after another, so their latency is what counts. (1) A warp's max in
+// one instruction: redux.sync takes the max of 32-bit integers, and a float's bits, with the
+// magnitude bits flipped when the sign is set, are integers in the floats' order (-0 just below
+// +0; a NaN with its sign set sorts below -inf and is skipped like fmaxf skips it, the sum still
+// spreads it). (2) P partials (a block's warps, a cluster's blocks) merged by shuffles of width P,
+// log2(P) steps instead of 5: every lane reads partial lane % P, so each group of P lanes holds
+// all of them.
+__device__ __forceinline__ int ordered(float f) { const int i = __float_as_int(f); return i ^ ((i >> 31) & 0x7fffffff); }
+__device__ __forceinline__ float warp_max_redux(float v) {
+    const int k = __reduce_max_sync(0xffffffffu, ordered(v));
+    return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));
+}
+
+// The {max, sum} of the P partials in shared memory, in every thread.
+template <int P>
+__device__ __forceinline__ MaxSum merge_posts(const MaxSum* posts) {
+    const MaxSum p = posts[threadIdx.x % P];
+    if constexpr (P == 1) return p;
+    const float m = warp_max_redux(p.m);
+    return {m, warp_sum(scaled_sum(p.m, p.s, m), P)};
+}
+// --8<-- [end:merge]
 
 // --8<-- [start:push]
 // The whole row's {max, sum} with partials pushed rather than pulled (v10). Each block keeps
@@ -67,7 +98,7 @@ __device__ __forceinline__ MaxSum cluster_total_push(MaxSum part, MaxSum* parts,
         "{\n .reg .pred done;\n WAIT:\n"
         " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], 0;\n"
         " @!done bra WAIT;\n}" ::"r"(shared_address(bar)) : "memory");
-    return warp_merge_lean(t % 32 < CLUSTER ? parts[t % 32] : MaxSum{-CUDART_INF_F, 0.f});
+    return merge_posts<CLUSTER>(parts);
 }
 // --8<-- [end:push]
 
@@ -77,6 +108,7 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
     constexpr int V = Vec16<T>::size;
     extern __shared__ uint4 held[];            // S * THREADS slots: columns mid..end of the chunk
     __shared__ MaxSum parts[CLUSTER];          // every block's partial, pushed here by its owner
+    __shared__ MaxSum posts[THREADS / 32];     // each warp's partial
     __shared__ unsigned long long landed;      // mbarrier: counts the partials' bytes in
     const int rank = CLUSTER > 1 ? (int)cg::this_cluster().block_rank() : 0, t = threadIdx.x;
     const long long row = blockIdx.x / CLUSTER;
@@ -92,9 +124,11 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
     uint4 r[K];
     load_raw<T, K, THREADS>(in, begin, mid, t, vec, r);
     MaxSum mine;  // this warp's part of the chunk
-    mine.m = warp_max(split_max<T, K, S, THREADS>(r, held));
+    mine.m = warp_max_redux(split_max<T, K, S, THREADS>(r, held));
     mine.s = warp_sum(split_exp_sum<T, K, S, THREADS>(r, held, mine.m));
-    MaxSum total = block_merge_lean<THREADS / 32>(mine);  // this block's partial, in every thread
+    if (t % 32 == 0) posts[t / 32] = mine;
+    __syncthreads();
+    MaxSum total = merge_posts<THREADS / 32>(posts);  // this block's partial, in every thread
     if constexpr (CLUSTER > 1) total = cluster_total_push<CLUSTER>(total, parts, &landed);
     split_store<T, K, S, THREADS>(out, begin, mid, end, vec, r, held, mine.m,
                                   weight(mine.m, total.m) / total.s);

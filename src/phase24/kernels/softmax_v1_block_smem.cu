@@ -40,9 +40,10 @@ __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long lo
         for (int j = threadIdx.x; j < N; j += V1_THREADS) m = fmaxf(m, to_float(xr[j]));
         m = block_reduce_smem<true>(m, buf);
 
-        // a thread adds N / 256 terms in order: compensated run by run, as in v0
-        const float part = run_sum(threadIdx.x, N, V1_THREADS,
-                                   [&](int j) { return expf(to_float(xr[j]) - m); });
+        // a thread adds N / 256 terms in order: compensated run by run, as in v0; runs of 64
+        // terms, so rows up to 16384 take run_sum's plain path (one run a thread)
+        const float part = run_sum<64>(threadIdx.x, N, V1_THREADS,
+                                       [&](int j) { return expf(to_float(xr[j]) - m); });
         const float s = block_reduce_smem<false>(part, buf);
 
         for (int j = threadIdx.x; j < N; j += V1_THREADS)
