@@ -25,10 +25,14 @@
 // (merge_posts, below).
 // Prediction (explorations/2026-12-01-few-row-reductions/): 1-3 points of a same-size copy on
 // the eight few-row shapes, nothing lost on the bulk rows.
+// Outcome (the snapshot against the one before it, results/h200/history/softmax-b7bb2d4.json):
+// GPU time 1.3-4.7% shorter on the eight few-row shapes, 1.2-3.5 points more of a same-size copy
+// (fp32 83.8 / 81.2 / 94.7 / 88.4%, bf16 70.2 / 79.2 / 82.8 / 89.3% at 1 x 32768, 8 x 131072,
+// 64 x 32768, 64 x 262144); the bulk rows v10 runs within -1.0..+1.2%.
 #include "softmax_v9_cluster_smem.cu"  // v9's split of a block's chunk (v8's copies, v7's raw slots)
-// Measured (H200, results/h200/softmax.json, copy 4272 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 177-4183 GB/s (median 4052); bf16 45-4196 GB/s (median 2253).
-// Rows of 32768 to 262144, % of copy: fp32 93-98%; bf16 92-98%.
+// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 183-4160 GB/s (median 4052); bf16 46-4162 GB/s (median 2260).
+// Rows of 32768 to 262144, % of copy: fp32 94-98%; bf16 92-98%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v10_cluster_push.cu uses thread-block clusters: build it for sm_90a"

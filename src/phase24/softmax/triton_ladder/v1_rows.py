@@ -10,10 +10,10 @@ more, where a naive program already moves 8 KB or more, change little.
 Limit: rows of at most MAX_BLOCK_N values (one row per program at that length); longer rows are
 refused (`triton` takes any length).
 """
-# Measured (H200, results/h200/softmax.json, copy 4272 GB/s):
-# bulk rows of 128-32768 values, % of copy: fp32 96.5-97.7, bf16 78.3-98.6;
+# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
+# bulk rows of 128-32768 values, % of copy: fp32 96.6-98.0, bf16 78.4-98.7;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.8 / - / 11.5 / -; bf16 7.7 / - / 9.2 / -.
+# fp32 8.8 / - / 11.7 / -; bf16 7.7 / - / 9.1 / -.
 
 import dataclasses
 

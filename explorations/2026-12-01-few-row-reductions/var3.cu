@@ -1,0 +1,2 @@
+#define VARIANT 3
+#include "variants.cuh"

@@ -1,0 +1,2 @@
+#define VARIANT 4
+#include "variants.cuh"
