@@ -39,23 +39,21 @@
 #endif
 
 // --8<-- [start:merge]
-// Merging few partials in few steps: with a row over 16 SMs, each block does little besides
-// waiting on one reduction after another, so their latency is what counts. (1) A warp's max in
-// one instruction: redux.sync takes the max of 32-bit integers, and a float's bits, with the
-// magnitude bits flipped when the sign is set, are integers in the floats' order (-0 just below
-// +0; a NaN with its sign set sorts below -inf and is skipped like fmaxf skips it, the sum still
-// spreads it). (2) P partials (a block's warps, a cluster's blocks) merged by shuffles of width P,
-// log2(P) steps instead of 5: every lane reads partial lane % P, so each group of P lanes holds
-// all of them.
-__device__ __forceinline__ int ordered(float f) { const int i = __float_as_int(f); return i ^ ((i >> 31) & 0x7fffffff); }
+// Merging few partials in few steps. (1) A warp's max in one instruction: redux.sync takes the
+// max of 32-bit integers, and a float's bits, with the magnitude bits flipped when the sign is set,
+// are integers in the floats' order (-0 just below +0; a NaN with its sign set sorts below -inf
+// and is skipped like fmaxf skips it, the sum still spreads it). The flip is its own inverse.
+// (2) P partials (a block's warps, a cluster's blocks) merged by shuffles of width P, log2(P)
+// steps instead of 5: every lane reads partial lane % P, so each group of P lanes holds all of them.
+__device__ __forceinline__ int flip_order(int bits) { return bits ^ ((bits >> 31) & 0x7fffffff); }
 __device__ __forceinline__ float warp_max_redux(float v) {
-    const int k = __reduce_max_sync(0xffffffffu, ordered(v));
-    return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));
+    return __int_as_float(flip_order(__reduce_max_sync(0xffffffffu, flip_order(__float_as_int(v)))));
 }
 
 // The {max, sum} of the P partials in shared memory, in every thread.
 template <int P>
 __device__ __forceinline__ MaxSum merge_posts(const MaxSum* posts) {
+    static_assert(P >= 1 && P <= 32 && (P & (P - 1)) == 0, "P partials: a power of two, at most a warp");
     const MaxSum p = posts[threadIdx.x % P];
     if constexpr (P == 1) return p;
     const float m = warp_max_redux(p.m);
