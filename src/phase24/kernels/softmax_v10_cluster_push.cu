@@ -155,4 +155,6 @@ constexpr int v10_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 
                    __launch_bounds__(THREADS, v10_per_sm(sizeof(T), S) / THREADS),                \
                    push_softmax<T, THREADS, K, S, CLUSTER>)
 #define V10_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V10_KERNEL, __VA_ARGS__)
+#if __INCLUDE_LEVEL__ == 0  // this file is the one being built, not a file including it (an exploration)
 V10_CONFIGS(V10_EVERY_DTYPE)
+#endif

@@ -1,0 +1,2 @@
+#define VARIANT 0
+#include "variants.cuh"

@@ -1,0 +1,2 @@
+#define VARIANT 1
+#include "variants.cuh"

@@ -1,0 +1,2 @@
+#define VARIANT 2
+#include "variants.cuh"
