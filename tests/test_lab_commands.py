@@ -69,7 +69,8 @@ LONG = {
     "triton-v4 triton-v5 triton":
         "the full benchmark sweep of the Triton ladder; results/h200/softmax.json is its run",
     "python -m phase24 minigpt train --impl torch --device cuda --steps 1000":
-        "1000 training steps of the small model; not part of any automatic run",
+        "1000 training steps of the small model; not part of any automatic run (its run on the "
+        "H200, as written: results/h200/tests/minigpt-commands-bff14d4.log)",
 }
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`]*)$")
