@@ -4,6 +4,7 @@ Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_be
 becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
        python3 scripts/tune_softmax.py OUT.json --min-n N --rest-from OLD.json   times only the
 shapes with rows of N or more; the others are copied from OLD.json, each marked with its run.
+       ... --few-only 1 --rest-from OLD.json   times only the few-row shapes (M <= 256).
        ... --kinds v6 v9 v10   times only those rungs (the JSON records which); v3 is timed
 when it is among them.
        python3 scripts/tune_softmax.py --from RUN.json BEST.json   rebuilds BEST.json from a
@@ -25,7 +26,7 @@ DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
 def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
-         only: list[str] | None = None) -> None:
+         only: list[str] | None = None, few_only: bool = False) -> None:
     copy = copy_gbps()
     table = []
     rest = {}
@@ -36,7 +37,7 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
     for dtname, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
         vw = ci.vec_width(dtype)
         for m, n in standard_shapes():
-            if n < min_n:
+            if n < min_n or (few_only and not ci._few(m)):
                 table.append(rest[(dtname, m, n)])
                 continue
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
@@ -101,4 +102,5 @@ if __name__ == "__main__":
             kinds = args[args.index("--kinds") + 1:]
             args = args[:args.index("--kinds")]
         opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1, 2)}
-        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds)
+        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds,
+             bool(int(opt.get("--few-only", 0))))

@@ -143,10 +143,11 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
 constexpr int v10_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 && s == 0 ? 2048 : 1536; }
 
 // --8<-- [start:configs]
-// (THREADS, K, S, CLUSTER): as v9's; S = 0 is v7's block.
+// (THREADS, K, S, CLUSTER): as v9's; S = 0 is v7's block, down to 128 threads (one row over
+// 16 SMs: the fewer warps a block merges, the sooner it pushes its partial).
 #define V10_BLOCKS(X, C)                                                                           \
-    X(256, 4, 0, C) X(512, 4, 0, C) X(1024, 4, 0, C) X(512, 4, 4, C) X(1024, 4, 4, C)               \
-    X(256, 4, 12, C) X(512, 4, 12, C)
+    X(128, 4, 0, C) X(256, 4, 0, C) X(512, 4, 0, C) X(1024, 4, 0, C) X(512, 4, 4, C)                \
+    X(1024, 4, 4, C) X(256, 4, 12, C) X(512, 4, 12, C)
 #define V10_CONFIGS(X) EVERY_CLUSTER(V10_BLOCKS, X)
 // --8<-- [end:configs]
 #define V10_KERNEL(tag, T, THREADS, K, S, CLUSTER)                                                 \
