@@ -4,7 +4,7 @@ Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_be
 becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
        python3 scripts/tune_softmax.py OUT.json --min-n N --rest-from OLD.json   times only the
 shapes with rows of N or more; the others are copied from OLD.json, each marked with its run.
-       ... --few-only 1 --rest-from OLD.json   times only the few-row shapes (M <= 256).
+       ... --few-only --rest-from OLD.json   times only the benchmark's few-row shapes.
        ... --kinds v6 v9 v10   times only those rungs (the JSON records which); v3 is timed
 when it is among them.
        python3 scripts/tune_softmax.py --from RUN.json BEST.json   rebuilds BEST.json from a
@@ -19,7 +19,7 @@ import torch
 
 from phase24.harness import bench
 
-from phase24.harness.bench import bytes_moved, copy_gbps, standard_shapes, time_us
+from phase24.harness.bench import FEW_ROW_SHAPES, bytes_moved, copy_gbps, standard_shapes, time_us
 from phase24.softmax import cuda_impls as ci
 
 DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -37,7 +37,7 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
     for dtname, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
         vw = ci.vec_width(dtype)
         for m, n in standard_shapes():
-            if n < min_n or (few_only and not ci._few(m)):
+            if n < min_n or (few_only and (m, n) not in FEW_ROW_SHAPES):
                 table.append(rest[(dtname, m, n)])
                 continue
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
@@ -101,6 +101,7 @@ if __name__ == "__main__":
         if "--kinds" in args:  # the rest of the command line
             kinds = args[args.index("--kinds") + 1:]
             args = args[:args.index("--kinds")]
+        few_only = "--few-only" in args
+        args = [a for a in args if a != "--few-only"]
         opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1, 2)}
-        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds,
-             bool(int(opt.get("--few-only", 0))))
+        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds, few_only)
