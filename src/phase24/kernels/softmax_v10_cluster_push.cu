@@ -128,9 +128,7 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
     MaxSum mine;  // this warp's part of the chunk
     mine.m = warp_max_redux(split_max<T, K, S, THREADS>(r, held));
     mine.s = warp_sum(split_exp_sum<T, K, S, THREADS>(r, held, mine.m));
-    if (t % 32 == 0) posts[t / 32] = mine;
-    __syncthreads();
-    MaxSum total = merge_posts<THREADS / 32>(posts);  // this block's partial, in every thread
+    MaxSum total = merge_posts<THREADS / 32>(post_warps(mine, posts));  // the block's, in all
     if constexpr (CLUSTER > 1) total = cluster_total_push<CLUSTER>(total, parts, &landed);
     split_store<T, K, S, THREADS>(out, begin, mid, end, vec, r, held, mine.m,
                                   weight(mine.m, total.m) / total.s);

@@ -31,17 +31,24 @@ __device__ __forceinline__ MaxSum warp_merge_lean(MaxSum p) {
     return {m, warp_sum(scaled_sum(p.m, p.s, m))};
 }
 
-// The {max, sum} of a whole block from each warp's {max, sum}: each warp posts its pair, one
-// barrier, then every warp reduces the WARPS posts itself (a max, then a weighted sum), so all
-// threads hold the total without a second barrier. The posts alternate between two buffers
-// from one call to the next (parity), so the next row's posts cannot overwrite unread ones.
+// Each warp posts its {max, sum} (lane 0's copy) in shared memory, then one barrier: on return
+// every thread can read every warp's pair.
+__device__ __forceinline__ const MaxSum* post_warps(MaxSum w, MaxSum* post) {
+    if (threadIdx.x % 32 == 0) post[threadIdx.x / 32] = w;
+    __syncthreads();
+    return post;
+}
+
+// The {max, sum} of a whole block from each warp's {max, sum}: the warps post their pairs,
+// then every warp reduces the WARPS posts itself (a max, then a weighted sum), so all threads
+// hold the total without a second barrier. The posts alternate between two buffers from one
+// call to the next (parity), so the next row's posts cannot overwrite unread ones.
 template <int WARPS>
 __device__ __forceinline__ MaxSum block_merge_lean(MaxSum w, int parity = 0) {
     __shared__ MaxSum post[2][WARPS];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (lane == 0) post[parity][warp] = w;
-    __syncthreads();
-    return warp_merge_lean(lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f});
+    const MaxSum* posts = post_warps(w, post[parity]);
+    const int lane = threadIdx.x % 32;
+    return warp_merge_lean(lane < WARPS ? posts[lane] : MaxSum{-CUDART_INF_F, 0.f});
 }
 // --8<-- [end:lean]
 
