@@ -52,9 +52,9 @@ ELSEWHERE = {
     ("README.md", "95%"): "explorations/2026-12-01-few-row-reductions",
     ("README.md", "103%"): "explorations/2026-12-01-few-row-reductions",
     ("README.md", "3.6 us"): "explorations/2026-12-01-few-row-floors",
-    ("theory/02-from-naive-to-tiled", "506 µs"): 2**31 / 4.245e12 * 1e6,  # 2^31 B at 4245 GB/s
-    ("theory/02-from-naive-to-tiled", "253 µs"): 2**30 / 4.245e12 * 1e6,
-    ("theory/00-motivation", "253 µs"): 2**30 / 4.245e12 * 1e6,
+    ("theory/02-from-naive-to-tiled", "503 µs"): 2**31 / 4.273e12 * 1e6,  # 2^31 B at 4273 GB/s
+    ("theory/02-from-naive-to-tiled", "251 µs"): 2**30 / 4.273e12 * 1e6,
+    ("theory/00-motivation", "251 µs"): 2**30 / 4.273e12 * 1e6,
 }
 
 
@@ -146,12 +146,12 @@ def test_every_figure_comes_from_the_committed_results(page: Path):
 
 
 def test_the_check_finds_a_figure_of_an_earlier_run():
-    """43.4 us (cuda, float32 64 x 262144 with the host, in the run of b7bb2d4) and 4272 GB/s
-    (that run's copy) are in no committed result now; 42.2 us and 4245 GB/s (the snapshot's) are."""
-    text = "cuda took 5.5-43.4 us beside a copy of 4272 GB/s; now 42,2\u00a0µs at 4245 GB/s.\n"
+    """8.5 us (cuda's GPU time at float32 8 x 131072 in the run of b1d2840) and 4245 GB/s (that
+    run's copy) are in no committed result now; 8.4 us and 4273 GB/s (the snapshot's) are."""
+    text = "cuda took 8.5 us beside a copy of 4245 GB/s; now 8,4\u00a0µs at 4273 GB/s.\n"
     stray = [f"{n}{u}" for n, u in figures(text) if not _found(n, sources(), u)]
-    assert stray == ["43.4us", "4272GB/s"]
-    assert math.isclose(ELSEWHERE[("theory/00-motivation", "253 µs")], 252.9, abs_tol=0.05)
+    assert stray == ["8.5us", "4245GB/s"]
+    assert math.isclose(ELSEWHERE[("theory/00-motivation", "251 µs")], 251.3, abs_tol=0.05)
 
 
 def test_every_figure_listed_elsewhere_is_in_its_source():

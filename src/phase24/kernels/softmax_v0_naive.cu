@@ -9,8 +9,8 @@
 // tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, compensate
 // too (v1 with run_sum, v2 with CompensatedSum inside its online sum).
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-312 GB/s (median 162); bf16 11-166 GB/s (median 100).
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-324 GB/s (median 162); bf16 11-167 GB/s (median 102).
 
 // --8<-- [start:kernel]
 template <typename T>

@@ -29,10 +29,15 @@
 // GPU time 1.3-4.7% shorter on the eight few-row shapes, 1.2-3.5 points more of a same-size copy
 // (fp32 83.8 / 81.2 / 94.7 / 88.4%, bf16 70.2 / 79.2 / 82.8 / 89.3% at 1 x 32768, 8 x 131072,
 // 64 x 32768, 64 x 262144); the bulk rows v10 runs within -1.0..+1.2%.
+// Last, blocks of 128 threads as well: on a row spread over 16 SMs, fewer warps to merge before
+// the push. Prediction (explorations/2026-12-01-warp-push/): the fastest block at 1 x 32768.
+// Outcome (against results/h200/history/softmax-b1d2840.json): the tuner chose 128 threads at
+// 1 x 32768 in both dtypes (bf16 had kept v5); cuda's GPU time there 5.2% (fp32) and 9.2% (bf16)
+// shorter, 84.2% and 79.8% of a same-size copy; bulk rows within -0.9..-0.4%.
 #include "softmax_v9_cluster_smem.cu"  // v9's split of a block's chunk (v8's copies, v7's raw slots)
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 183-4160 GB/s (median 4052); bf16 46-4162 GB/s (median 2260).
-// Rows of 32768 to 262144, % of copy: fp32 94-98%; bf16 92-98%.
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 185-4179 GB/s (median 4076); bf16 46-4193 GB/s (median 2267).
+// Rows of 32768 to 262144, % of copy: fp32 94-98%; bf16 93-98%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v10_cluster_push.cu uses thread-block clusters: build it for sm_90a"

@@ -7,8 +7,8 @@
 // Prediction: close to a third of the copy bandwidth on long rows, where the second and third
 // reads miss L2; short rows waste most of the 256 threads.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 487-3436 GB/s (median 1767); bf16 244-2064 GB/s (median 1174).
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 489-3467 GB/s (median 1771); bf16 245-2068 GB/s (median 1181).
 
 constexpr int V1_THREADS = 256;
 

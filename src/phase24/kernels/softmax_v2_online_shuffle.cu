@@ -12,8 +12,8 @@
 // exp(d) = exp2(d * log2(e)) takes log2(e) in two floats.
 // Prediction: 4/3 of v1 on long rows (three row transfers, 2 reads + 1 write, instead of four).
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 632-2387 GB/s (median 1772); bf16 318-1496 GB/s (median 1056).
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 638-2428 GB/s (median 1803); bf16 320-1526 GB/s (median 1080).
 
 constexpr int V2_THREADS = 256;
 

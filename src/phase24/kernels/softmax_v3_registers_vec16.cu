@@ -9,8 +9,8 @@
 // Unaligned rows (odd N, sliced views) take the same path with element-wise loads.
 // Prediction: near the copy ceiling for mid-sized rows; short rows still leave threads idle.
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 650-4116 GB/s (median 2064); bf16 245-3956 GB/s (median 1404).
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 652-4138 GB/s (median 2091); bf16 246-3990 GB/s (median 1423).
 
 constexpr int V3_THREADS = 256;
 

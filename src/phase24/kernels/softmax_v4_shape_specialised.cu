@@ -16,8 +16,8 @@
 #pragma once
 #endif
 #include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1741-4226 GB/s (median 4084); bf16 1048-4164 GB/s (median 4097).
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1766-4247 GB/s (median 4115); bf16 1071-4190 GB/s (median 4127).
 
 // Replace each held value by exp(x - m) for the thread's own maximum m, and return
 // {m, sum}. A thread may hold nothing but -inf and NaN (fmaxf skips NaN, so m = -inf): the

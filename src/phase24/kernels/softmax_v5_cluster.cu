@@ -12,9 +12,9 @@
 // until the others have read it without stalling the stores.
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 166-3736 GB/s (median 3004); bf16 66-2914 GB/s (median 2240).
-// Rows of 32768 to 262144, % of copy: fp32 68-88%; bf16 60-66%.
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 165-3752 GB/s (median 3029); bf16 66-2920 GB/s (median 2248).
+// Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-65%.
 
 #if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough
 #pragma once

@@ -16,8 +16,8 @@
 #pragma once
 #endif
 #include "softmax_v4_shape_specialised.cu"  // v4's launch shapes (V4_CONFIGS)
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1740-4221 GB/s (median 4128); bf16 1048-4173 GB/s (median 4093).
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1766-4248 GB/s (median 4152); bf16 1071-4196 GB/s (median 4121).
 
 // --8<-- [start:lean]
 // The lean reductions: a max first, then exponentials against it, then a sum. Each step is 5

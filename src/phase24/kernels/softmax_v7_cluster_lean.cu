@@ -20,9 +20,9 @@
 #endif
 #include "softmax_v5_cluster.cu"  // v5's cluster per row (cluster_columns, arrive and wait)
 #include "softmax_v6_lean.cu"     // v6's lean reductions
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3723 GB/s (median 2262); bf16 18-3519 GB/s (median 904).
-// Rows of 32768 to 262144, % of copy: fp32 72-85%; bf16 71-83%.
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 58-3724 GB/s (median 2259); bf16 18-3507 GB/s (median 904).
+// Rows of 32768 to 262144, % of copy: fp32 72-84%; bf16 70-82%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v7_cluster_lean.cu uses thread-block clusters: build it for sm_90a"

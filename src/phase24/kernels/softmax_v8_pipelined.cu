@@ -17,8 +17,8 @@
 #pragma once
 #endif
 #include "softmax_v7_cluster_lean.cu"  // v7's raw slots and its cluster total
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 45-3740 GB/s (median 2221); bf16 13-3224 GB/s (median 648).
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 45-3757 GB/s (median 2218); bf16 13-3260 GB/s (median 648).
 // Rows of 32768 to 262144, % of copy: fp32 79-88%; bf16 68-76%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

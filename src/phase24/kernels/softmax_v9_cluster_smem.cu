@@ -21,9 +21,9 @@
 #pragma once
 #endif
 #include "softmax_v8_pipelined.cu"  // v8's cp.async copies (and, through v8, v7's raw slots)
-// Measured (H200, results/h200/softmax.json, copy 4245 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3934 GB/s (median 1354); bf16 10-3847 GB/s (median 460).
-// Rows of 32768 to 262144, % of copy: fp32 85-93%; bf16 56-91%.
+// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
+// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 30-3967 GB/s (median 1355); bf16 10-3854 GB/s (median 460).
+// Rows of 32768 to 262144, % of copy: fp32 85-93%; bf16 56-90%.
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "softmax_v9_cluster_smem.cu uses thread-block clusters: build it for sm_90a"

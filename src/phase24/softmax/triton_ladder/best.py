@@ -7,10 +7,10 @@ looks the shape up there; on any other GPU, and for shapes the table lacks, it f
 heuristic below. Either way the chosen rung may fall back (see each rung), and which() says so.
 Nothing is timed here.
 """
-# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
-# bulk rows of 128-262144 values, % of copy: fp32 90.4-98.6, bf16 88.2-98.7;
+# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
+# bulk rows of 128-262144 values, % of copy: fp32 90.7-98.3, bf16 88.1-98.6;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.1 / 10.3 / 11.7 / 45.2; bf16 7.1 / 9.1 / 9.1 / 29.5.
+# fp32 6.9 / 10.1 / 11.4 / 44.2; bf16 7.0 / 9.0 / 9.1 / 29.1.
 
 from __future__ import annotations
 

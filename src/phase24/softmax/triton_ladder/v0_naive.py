@@ -6,10 +6,10 @@ tutorial in its simplest form, and what the learner's starter (labs/starters/my_
 for. Every value is read once and written once; the warps grow with the row.
 Limit: the row is one block, so rows longer than MAX_N are refused (`triton` takes any length).
 """
-# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
-# bulk rows of 128-65536 values, % of copy: fp32 39.6-99.4, bf16 19.8-98.1;
+# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
+# bulk rows of 128-65536 values, % of copy: fp32 39.4-99.2, bf16 19.7-98.1;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.8 / - / 11.6 / -; bf16 7.7 / - / 9.2 / -.
+# fp32 8.6 / - / 11.3 / -; bf16 7.5 / - / 9.1 / -.
 
 import triton
 import triton.language as tl

@@ -10,10 +10,10 @@ more, where a naive program already moves 8 KB or more, change little.
 Limit: rows of at most MAX_BLOCK_N values (one row per program at that length); longer rows are
 refused (`triton` takes any length).
 """
-# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
-# bulk rows of 128-32768 values, % of copy: fp32 96.6-98.0, bf16 78.4-98.7;
+# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
+# bulk rows of 128-32768 values, % of copy: fp32 96.5-97.7, bf16 78.4-98.6;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.8 / - / 11.7 / -; bf16 7.7 / - / 9.1 / -.
+# fp32 8.6 / - / 11.4 / -; bf16 7.5 / - / 9.1 / -.
 
 import dataclasses
 

@@ -10,10 +10,10 @@ Prediction: each value is read twice (once per launch), so at best 2/3 of the co
 would leave most SMs idle.
 Limit: none on the row length.
 """
-# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 66.2-66.4, bf16 58.5-58.5;
+# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 65.8-66.0, bf16 58.2-58.6;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.4 / 10.3 / 13.3 / 60.9; bf16 8.4 / 11.0 / 11.0 / 34.9.
+# fp32 7.4 / 10.0 / 12.9 / 60.5; bf16 7.9 / 10.6 / 11.3 / 35.6.
 
 import dataclasses
 

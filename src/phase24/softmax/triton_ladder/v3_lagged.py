@@ -17,10 +17,10 @@ after another, so there: one program, and rows of at most two chunks.
 start allow it: the chunk in flight takes half the registers.
 Prediction: one read instead of two: from v2's 2/3 of copy towards the copy itself.
 """
-# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 82.2-84.8, bf16 64.5-69.5;
+# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 83.3-85.8, bf16 65.3-69.6;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.3 / 11.1 / 15.6 / 47.3; bf16 7.2 / 9.3 / 10.7 / 33.8.
+# fp32 7.0 / 11.0 / 15.4 / 46.0; bf16 7.0 / 9.1 / 10.5 / 32.9.
 
 import dataclasses
 

@@ -15,10 +15,10 @@ this rung cannot run (no GPU or Gluon, rows that are not whole 16-byte copies, a
 for shared memory) it runs triton-v3.
 Prediction: 16-bit rows gain most (v3's register budget bites hardest there).
 """
-# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 72.0-92.1, bf16 79.8-84.5;
+# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 72.3-92.3, bf16 80.0-84.1;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.9 / 11.2 / 12.6 / 53.7; bf16 7.6 / 9.8 / 10.8 / 31.7.
+# fp32 7.6 / 10.9 / 12.4 / 52.9; bf16 7.3 / 9.5 / 10.7 / 31.4.
 
 import dataclasses
 

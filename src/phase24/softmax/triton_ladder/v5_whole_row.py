@@ -15,10 +15,10 @@ memory) it runs triton-v4.
 Prediction: fewer barriers and no partials per chunk: 16-bit long rows, the hardest for v4,
 gain a few points of the copy bandwidth.
 """
-# Measured (H200, results/h200/softmax.json, copy 4245 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 89.9-91.3, bf16 88.4-88.6;
+# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
+# bulk rows of 65536-262144 values, % of copy: fp32 90.2-91.4, bf16 88.4-88.6;
 # few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.2 / 10.6 / 12.9 / 45.2; bf16 8.8 / 10.9 / 10.5 / 30.0.
+# fp32 7.9 / 10.5 / 12.6 / 45.0; bf16 8.6 / 10.7 / 10.2 / 29.6.
 
 import dataclasses
 
