@@ -11,6 +11,7 @@ when it is among them.
 recorded run (no GPU).
 """
 
+import argparse
 import datetime
 import json
 import sys
@@ -90,18 +91,28 @@ def write_best(table: list, gpu: str, path: str, source: str) -> None:
             best.append({**b, "dtype": "f16"})
     json.dump({"gpu": gpu, "source": source, "best": best}, open(path, "w"), indent=1)
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out", nargs="?", help="OUT.json (OUT_best.json is written beside it)")
+    p.add_argument("--from", dest="rebuild", nargs=2, metavar=("RUN.json", "BEST.json"),
+                   help="rebuild BEST.json from a recorded run (no GPU)")
+    p.add_argument("--min-n", type=int, default=0, help="time only rows of N values or more")
+    p.add_argument("--few-only", action="store_true", help="time only the few-row shapes")
+    p.add_argument("--rest-from", metavar="OLD.json", help="where the shapes not timed come from")
+    p.add_argument("--kinds", nargs="+", help="time only these rungs")
+    a = p.parse_args(argv)
+    if (a.out is None) == (a.rebuild is None):
+        p.error("give OUT.json, or --from RUN.json BEST.json")
+    if (a.min_n or a.few_only) and not a.rest_from:
+        p.error("--min-n and --few-only copy the shapes they skip from --rest-from OLD.json")
+    return a
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--from":  # rebuild the best-of table from a recorded run (no GPU needed)
-        run = json.load(open(sys.argv[2]))
-        write_best(run["shapes"], run["gpu"], sys.argv[3],
-                   f"scripts/tune_softmax.py --from {sys.argv[2]}")
+    a = parse(sys.argv[1:])
+    if a.rebuild:
+        run = json.load(open(a.rebuild[0]))
+        write_best(run["shapes"], run["gpu"], a.rebuild[1],
+                   f"scripts/tune_softmax.py --from {a.rebuild[0]}")
     else:
-        args = sys.argv[1:]
-        kinds = None
-        if "--kinds" in args:  # the rest of the command line
-            kinds = args[args.index("--kinds") + 1:]
-            args = args[:args.index("--kinds")]
-        few_only = "--few-only" in args
-        args = [a for a in args if a != "--few-only"]
-        opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1, 2)}
-        main(args[0], int(opt.get("--min-n", 0)), opt.get("--rest-from"), kinds, few_only)
+        main(a.out, a.min_n, a.rest_from, a.kinds, a.few_only)

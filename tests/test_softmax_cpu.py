@@ -218,6 +218,23 @@ def test_tuned_configurations_have_one_entry_per_benchmark_shape():
             (e["best"]["kind"], e["best"]["config"]), (e["dtype"], e["M"], e["N"])
 
 
+
+@pytest.mark.parametrize("args", [["out.json", "--few-only"], ["out.json", "--min-n", "16384"]])
+def test_the_tuner_refuses_a_partial_retime_with_nothing_to_copy_the_rest_from(args, tmp_path):
+    """--few-only and --min-n copy the shapes they skip from --rest-from: without it the tuner
+    stops before timing anything, with an error that names the option."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    done = subprocess.run([sys.executable, str(root / "scripts/tune_softmax.py"), *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--rest-from OLD.json" in done.stderr, done.stderr
+    assert not (tmp_path / "out.json").exists()
+
 # ---- the grader's defences (harness/check.py) ---------------------------------------------------
 
 def _uniform_after_zeroing(x):
