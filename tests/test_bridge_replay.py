@@ -1,27 +1,57 @@
 """Replays without a GPU: a launcher's decisions run once per key, and the launches replayed
-after take the new tensors' addresses (views at their offsets), never stale ones."""
+after (real DriverLaunch objects over a stand-in driver) take the new tensors' addresses
+(views at their offsets), never stale ones."""
+
+import ctypes
 
 import numpy as np
 import pytest
 import torch
 
-from phase24.bridge import launch
+from phase24.bridge import driver_launch, launch, replay
 from phase24.bridge.replay import Replays
 
 
-class Loaded:
-    """A kernel on its device, as Kernel.on returns it, that keeps its launches."""
+class FakeDriver:
+    """libcuda's three calls a replayed launch makes, keeping each launch's grid, block, shared
+    bytes and parameters as 64-bit words (an int32 parameter: its low half)."""
 
     def __init__(self):
         self.launches = []
 
+    def cuCtxGetCurrent(self, ref):
+        ref._obj.value = 1
+
+    def cuCtxSetCurrent(self, ctx):
+        raise AssertionError("the replay switched contexts although its own was current")
+
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        words = [ctypes.c_uint64.from_address(p).value for p in params]
+        self.launches.append((gx, bx, words, shared))
+        return 0
+
+
+class Loaded:
+    """A kernel on its device, as Kernel.on returns it: its first launch runs (and is kept), its
+    replays are real DriverLaunch objects over FakeDriver."""
+
+    def __init__(self, fake):
+        self.fake = fake
+
     def launch(self, grid, block, args, shared):
-        self.launches.append((grid, block, [int(a) for a in args], shared))
+        self.fake.launches.append((grid, block, [int(a) for a in args], shared))
+
+    def driver_launch(self, grid, block, spec, shared):
+        return driver_launch.DriverLaunch("k", 0, 1, 2, grid, block, spec, shared)
 
 
 @pytest.fixture
 def loaded(monkeypatch):
-    device = Loaded()
+    fake = FakeDriver()
+    device = Loaded(fake)
+    device.launches = fake.launches
+    monkeypatch.setattr(driver_launch, "_driver", lambda: fake)
+    monkeypatch.setattr(replay, "_stream", lambda index: 0)
     monkeypatch.setattr(launch.Kernel, "on", lambda self, index=None: device)
     monkeypatch.setattr(launch, "_tensors_to_pointers",  # CPU tensors stand in for CUDA ones
                         lambda args: (0, [np.uint64(a.data_ptr()) if isinstance(a, torch.Tensor)
@@ -54,8 +84,11 @@ def test_the_choice_runs_once_and_the_launches_take_the_new_addresses(loaded):
     assert len(loaded.launches) == 6
     for i, (x, out) in enumerate(calls):
         first, second = loaded.launches[2 * i], loaded.launches[2 * i + 1]
-        assert first == (7, 128, [x.data_ptr(), out.data_ptr(), 40], 0)
-        assert second == (3, 64, [x[3:].data_ptr(), out[3:].data_ptr(), 40], 16)
+        low = (lambda w: [w[0], w[1], w[2] & 0xFFFFFFFF]) if i else (lambda w: w)
+        assert first[:2] + (low(first[2]), first[3]) == \
+            (7, 128, [x.data_ptr(), out.data_ptr(), 40], 0)
+        assert second[:2] + (low(second[2]), second[3]) == \
+            (3, 64, [x[3:].data_ptr(), out[3:].data_ptr(), 40], 16)
 
 
 def test_another_shape_stride_dtype_or_alignment_decides_again(loaded):

@@ -16,12 +16,11 @@ from phase24.bridge.nvcc import (
     NvccError,
     UnsupportedGpuError,
     compile_cu,
-    kernel_source,
     target_for,
 )
 from phase24.bridge.launch import Gpu, Kernel, LaunchError, clear_caches, gpu, load_kernel
 from phase24.bridge.prebuild import prebuild
 
 __all__ = ["ARCHS", "PORTABLE", "TARGETS", "Build", "KernelResources", "NvccError",
-           "UnsupportedGpuError", "compile_cu", "kernel_source", "target_for", "Gpu", "Kernel",
+           "UnsupportedGpuError", "compile_cu", "target_for", "Gpu", "Kernel",
            "LaunchError", "clear_caches", "gpu", "load_kernel", "prebuild"]

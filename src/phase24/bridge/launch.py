@@ -218,8 +218,9 @@ class Kernel:
     np.float32 for ``float``), whose bytes cuda.core copies into the parameter buffer.
     """
 
-    def __init__(self, source: str | Path, name: str, arch: str | None = None):
-        self.source, self.name, self.arch = Path(source), name, arch
+    def __init__(self, source: str | Path, name: str, arch: str | None = None,
+                 flags: tuple[str, ...] = ()):
+        self.source, self.name, self.arch, self.flags = Path(source), name, arch, tuple(flags)
         self._on: dict[int, _OnDevice] = {}
         self._attributes: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -234,7 +235,7 @@ class Kernel:
         return loaded
 
     def _load(self, index: int) -> _OnDevice:
-        build = compile_cu(self.source, self.arch or gpu(index).target)
+        build = compile_cu(self.source, self.arch or gpu(index).target, self.flags)
         with on_device(index):
             try:
                 handle = _module(index, build).get_kernel(self.name)
@@ -310,6 +311,25 @@ class _OnDevice:
                     f"launch of {self.kernel.name} on cuda:{self.index} failed (grid={grid}, "
                     f"block={block}, shared={shared_bytes} B, {len(args)} args): {err}") from err
 
+    def driver_launch(self, grid, block, spec: tuple, shared_bytes: int):
+        """This kernel's launch of ``grid`` x ``block`` with parameters ``spec`` (see
+        driver_launch.DriverLaunch), to be replayed by the driver directly."""
+        from cuda.bindings import driver
+
+        from phase24.bridge.driver_launch import DriverLaunch
+
+        with on_device(self.index):
+            handle = self.handle.handle
+            if not isinstance(handle, driver.CUfunction):  # a library's CUkernel: its function
+                handle = _check(driver.cuKernelGetFunction(driver.CUkernel(int(handle))),
+                                f"cannot get {self.kernel.name}'s function on cuda:{self.index}")
+                for name, value in self.kernel._attributes.items():  # set on that function too
+                    attr = getattr(driver.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}")
+                    _check(driver.cuFuncSetAttribute(handle, attr, value),
+                           f"could not set {name}={value} on {self.kernel.name}")
+        return DriverLaunch(self.kernel.name, self.index, int(_primary_context(self.index)),
+                            int(handle), grid, block, spec, shared_bytes, sync_after_launch())
+
     def set_attribute(self, name: str, value: int) -> None:
         """Set the attribute on this device's function (call with its context current)."""
         from cuda.bindings import driver
@@ -359,10 +379,12 @@ class recording:
         _recording.launches = self.saved
 
 
-def load_kernel(source: str | Path, name: str, arch: str | None = None) -> Kernel:
+def load_kernel(source: str | Path, name: str, arch: str | None = None,
+                flags: tuple[str, ...] = ()) -> Kernel:
     """Kernel ``name`` of ``source``, built for each device's target (or for ``arch`` on every
-    device) and loaded on a device when first used there."""
-    return Kernel(source, name, arch)
+    device) with nvcc's extra ``flags`` (e.g. an -I folder), and loaded on a device when first
+    used there."""
+    return Kernel(source, name, arch, flags)
 
 
 def clear_caches() -> None:

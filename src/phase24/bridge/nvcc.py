@@ -21,8 +21,6 @@ from pathlib import Path
 
 from phase24.bridge.cache import Entry, cache_dir
 
-KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
-
 # The chapter's cubins: Ampere (sm_80 A100, sm_86 RTX 30xx), Ada (sm_89), Hopper (sm_90a).
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90a")
 # PTX for Ampere's instruction set: any GPU from Ampere on can compile it at load time.
@@ -113,22 +111,17 @@ def nvcc_version() -> str:
     return m.group(2) if m else out.strip().splitlines()[-1]
 
 
-def kernel_source(name: str) -> Path:
-    """Path of a .cu file in the package's kernels folder."""
-    path = KERNELS_DIR / name
-    if not path.exists():
-        raise FileNotFoundError(f"no kernel source {path}")
-    return path
-
-
-def _included_headers(source: Path) -> list[Path]:
+def _included_headers(source: Path, folders: tuple[Path, ...] = ()) -> list[Path]:
+    """The headers ``source`` includes with quotes, found in its own folder or ``folders``
+    (the -I folders of the build), and theirs in turn."""
     found: list[Path] = []
     for inc in re.findall(r'#include\s+"([^"]+)"', source.read_text()):
-        for folder in (source.parent, KERNELS_DIR):
+        for folder in (source.parent, *folders):
             p = folder / inc
-            if p.exists() and p not in found:
-                found.append(p)
-                found.extend(h for h in _included_headers(p) if h not in found)
+            if p.exists():
+                if p not in found:
+                    found.append(p)
+                    found.extend(h for h in _included_headers(p, folders) if h not in found)
                 break
     return found
 
@@ -171,12 +164,13 @@ class _Job:
         if arch not in TARGETS:
             raise NvccError(f"unknown target {arch!r}; expected one of {TARGETS}")
         mode = "-ptx" if arch == PORTABLE else "-cubin"
-        command = (nvcc_path(), mode, *BASE_FLAGS, gencode(arch), f"-I{KERNELS_DIR}",
+        command = (nvcc_path(), mode, *BASE_FLAGS, gencode(arch), f"-I{source.parent}",
                    *extra_flags)
+        folders = tuple(Path(f[2:]) for f in extra_flags if f.startswith("-I"))
         h = hashlib.sha256()
         for part in (_nvcc_identity(command[0]), *command,
                      *(f"{v}={os.environ.get(v, '')}" for v in NVCC_ENV), source.read_text(),
-                     *(f"{p}\n{p.read_text()}" for p in _included_headers(source))):
+                     *(f"{p}\n{p.read_text()}" for p in _included_headers(source, folders))):
             h.update(part.encode())
             h.update(b"\0")
         key = f"{source.stem}-{arch}-{h.hexdigest()[:16]}"

@@ -1,7 +1,8 @@
 """Build many kernel files at once: one nvcc per CPU core, a line on stderr as each finishes.
 
-``python -m phase24 build`` runs it on every kernel file of the lab (the cache's warm-up), as
-``scripts/gpu-session.sh`` does before the steps that use them.
+``python -m phase24 build`` runs it on every kernel file of every operation (the cache's warm-up),
+as ``scripts/gpu-session.sh`` does before the steps that use them; each operation says which
+files it has and for which targets.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, TextIO
 
-from phase24.bridge.nvcc import KERNELS_DIR, TARGETS, Build, cached_build, compile_cu
+from phase24.bridge.nvcc import Build, cached_build, compile_cu
 
 Job = tuple[Path, str]  # (source, target)
 
@@ -62,30 +63,3 @@ class _Progress:
             print(f"built {self.done}/{self.total} {job[0].name} ({job[1]}) "
                   f"{time.perf_counter() - t0:.1f} s{failed}", file=self.out, flush=True)
         return result
-
-
-def kernel_jobs(targets: Iterable[str], hopper_only: Iterable[str] = ()) -> list[Job]:
-    """Every .cu file of the kernels folder for each target; the files named in `hopper_only`
-    (thread-block clusters) for sm_90a alone."""
-    hopper_only = set(hopper_only)
-    return [(src, t) for src in sorted(KERNELS_DIR.glob("*.cu")) for t in targets
-            if t == "sm_90a" or src.name not in hopper_only]
-
-
-def machine_targets() -> list[str]:
-    """The targets this machine's GPUs run (every target without a GPU); a GPU older than
-    Ampere is skipped with its reason on stderr."""
-    import torch
-
-    from phase24.bridge.nvcc import UnsupportedGpuError, target_for
-
-    if not torch.cuda.is_available():
-        return list(TARGETS)
-    targets = []
-    for i in range(torch.cuda.device_count()):
-        try:
-            targets.append(target_for(torch.cuda.get_device_capability(i),
-                                      f"{torch.cuda.get_device_name(i)} (cuda:{i})"))
-        except UnsupportedGpuError as err:
-            print(f"phase24: {err}", file=sys.stderr)
-    return list(dict.fromkeys(targets))

@@ -5,7 +5,8 @@ dtype and device: which kernel, which configuration, the grid, the block, the sh
 That decision is Python and costs tens of microseconds, as much as the kernel on a few rows.
 ``Replays`` runs a launcher normally the first time it sees a key (the tensors' shapes, strides,
 dtype, device and 16-byte alignment), records the launches it makes, and from then on only
-makes those launches again with the new tensors' addresses.
+makes those launches again with the new tensors' addresses, through the driver directly
+(driver_launch.py), on the device's current torch stream.
 
 This holds while a launcher's only effects are its launches, its arguments are the tensors it
 was given (or views of them) and numbers, and its choice depends on nothing but the key: after
@@ -18,15 +19,13 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
 from phase24.bridge.launch import recording
 
 MAX_KEYS = 4096
 
 
 def _key(fn, tensors) -> tuple:
-    return (fn, *[(t.shape, t.stride(), t.dtype, t.device.index, t.data_ptr() % 16)
+    return (fn, *[(t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() % 16)
                   for t in tensors])
 
 
@@ -46,8 +45,14 @@ def _steps(seen: list, tensors) -> list | None:
             if len(which) != 1:
                 return None
             spec.append((which[0], a.data_ptr() - bases[which[0]][1]))
-        steps.append((loaded, grid, block, tuple(spec), shared))
+        steps.append(loaded.driver_launch(grid, block, tuple(spec), shared))
     return steps
+
+
+def _stream(index: int) -> int:
+    import torch
+
+    return torch._C._cuda_getCurrentRawStream(index)
 
 
 class Replays:
@@ -73,12 +78,11 @@ class Replays:
         if steps is False:  # launches this cache cannot replay: run in full
             fn(*tensors)
             return
-        ptrs = [t.data_ptr() for t in tensors]
-        for loaded, grid, block, spec, shared in steps:
-            loaded.launch(grid, block, [a if i is None else np.uint64(ptrs[i] + a)
-                                        for i, a in spec], shared)
+        addresses = [t.data_ptr() for t in tensors]
+        stream = _stream(tensors[0].get_device()) if steps else 0
+        for step in steps:
+            step(addresses, stream)
 
     def cache_clear(self) -> None:
         with self._lock:
             self._steps.clear()
-

@@ -1,0 +1,30 @@
+"""The one loader of tuned tables: a JSON file a tuning script wrote on one GPU, {"gpu": name,
+"best": [entry, ...]}, read into {key(entry): value(entry)} for that GPU only ({} for any other
+GPU, or when the file is missing), once per (file, GPU)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Callable
+
+
+def load(path: Path, gpu_name: str, key: Callable[[dict], tuple],
+         value: Callable[[dict], object]) -> dict:
+    return _load(Path(path), gpu_name, key, value)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path: Path, gpu_name: str, key, value) -> dict:
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    if data.get("gpu") != gpu_name:
+        return {}
+    return {key(e): value(e) for e in data["best"]}
+
+
+def clear() -> None:
+    """Forget every table read (after a tuning script rewrote one)."""
+    _load.cache_clear()
