@@ -12,9 +12,10 @@ import sys
 
 import torch
 
-from phase24.harness.check import compare
+from phase24.softmax.spec import compare
 from phase24.softmax import IMPLEMENTATIONS, softmax_reference
-from phase24.softmax import cuda_impls as ci
+from phase24.softmax.cuda import launchers as ci
+from phase24.softmax.cuda.configs import SLOTS
 from phase24.softmax.args import check_input, run_rows
 
 
@@ -46,11 +47,11 @@ FEW_BLOCKS = (("v1", ()), ("v2", ()), ("v3", (1,)))
 def triton_runs():
     """Every Triton rung, with its default and each configuration the tuner may pick, on a few
     rows that reach its kernel (each Gluon rung on whole 16-byte rows, so that it runs itself)."""
-    from phase24.softmax.triton_ladder import RUNGS, common, v1_rows, v3_lagged, v4_ring, v5_whole_row
+    from phase24.softmax.triton import RUNGS, v1_rows, v3_lagged, v4_ring, v5_whole_row
 
     def run_config(name, config):
         def fn(x):
-            return run_rows(lambda a, o: common.run(RUNGS[name].plan(a, o, config), a, o), x)
+            return run_rows(lambda a, o: RUNGS[name].softmax_rows(a, o, config), x)
         return fn
 
     runs = []
@@ -79,7 +80,7 @@ def main() -> int:
                 if name.startswith("cuda") for shape, sliced in (((3, 1), False), ((5, 130), False),
                                                                  ((3, 257), True))]
         runs += [forced(kind, c, (3, min(100, ci.capacity(kind, c, torch.float32))))
-                 for kind in ci.SLOTS for c in ci.configs(kind, torch.float32)]
+                 for kind in SLOTS for c in ci.configs(kind, torch.float32)]
         runs += [few_blocks(kind, config, (7, 300)) for kind, config in FEW_BLOCKS]
         return check(runs)
     runs = []

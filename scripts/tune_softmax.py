@@ -1,7 +1,7 @@
 """Time v3 and every v4 .. v10 configuration that fits each benchmark shape; write the best per shape.
 
 Usage: python3 scripts/tune_softmax.py OUT.json   (on a GPU); also writes OUT_best.json, which
-becomes src/phase24/softmax/tuned_configs.json (read by cuda_impls.tuned).
+becomes src/phase24/softmax/cuda/tuned_configs.json (read by launchers.tuned).
        python3 scripts/tune_softmax.py OUT.json --min-n N --rest-from OLD.json   times only the
 shapes with rows of N or more; the others are copied from OLD.json, each marked with its run.
        ... --few-only --rest-from OLD.json   times only the benchmark's few-row shapes.
@@ -12,16 +12,26 @@ recorded run (no GPU).
 """
 
 import argparse
-import datetime
 import json
 import sys
+from pathlib import Path
 
 import torch
 
-from phase24.harness import bench
 
-from phase24.harness.bench import FEW_ROW_SHAPES, bytes_moved, copy_gbps, standard_shapes, time_us
-from phase24.softmax import cuda_impls as ci
+from phase24.core.provenance import stamp
+from phase24.core.timing import copy_gbps
+from phase24.core.timing import flushed_us as time_us
+from phase24.softmax.spec import FEW_ROW_SHAPES, shapes as standard_shapes
+
+
+def bytes_moved(m, n, dtype):
+    from phase24.softmax.spec import bytes_moved as moved
+
+    return moved((m, n), dtype)
+from phase24.core.dtypes import TAG, vec16
+from phase24.softmax.cuda import launchers as ci
+from phase24.softmax.cuda.configs import SLOTS
 
 DT = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -36,7 +46,7 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
         rest = {(e["dtype"], e["M"], e["N"]):  # an entry copied before keeps its own origin
                 {"from": f"{rest_from} (commit {old.get('commit', '?')})", **e} for e in old["shapes"]}
     for dtname, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
-        vw = ci.vec_width(dtype)
+        vw = vec16(dtype)
         for m, n in standard_shapes():
             if n < min_n or (few_only and (m, n) not in FEW_ROW_SHAPES):
                 table.append(rest[(dtname, m, n)])
@@ -44,7 +54,7 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
             x = torch.randn(m, n, device="cuda").mul_(3).to(dtype)
             out = torch.empty_like(x)
             room = 4 * n if ci._few(m) else 2 * n  # few rows: bigger clusters may pay
-            kinds = [k for k in ci.SLOTS  # the tunable rungs; those needing clusters on Hopper only
+            kinds = [k for k in SLOTS  # the tunable rungs; those needing clusters on Hopper only
                      if (ci.has_clusters() or k not in ci.CLUSTER_KINDS) and (only is None or k in only)]
             cands = [(kind, c) for kind in kinds for c in ci.configs(kind, dtype)
                      if n <= ci.capacity(kind, c, dtype) <= (2 * n if kind in ("v4", "v5", "v6") else room)
@@ -70,11 +80,8 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
             print(f"{dtname:8s} {m:>8d}x{n:<7d} torch {tus:8.1f} us  best {best}", flush=True)
             del x, out
             torch.cuda.empty_cache()
-    info = bench.gpu_info()
-    json.dump({"copy_gbps": copy, "gpu": torch.cuda.get_device_name(), "driver": info["driver"],
-               "versions": bench.versions(), "commit": bench.git_commit(),
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "timing": "harness/bench.py time_us, warm-up 5 ms, ~25 ms of repetitions",
+    json.dump({"copy_gbps": copy, **stamp(),
+               "timing": "core/timing.py flushed_us, warm-up 5 ms, ~25 ms of repetitions",
                "kinds_timed": only or "all",
                "shapes": table}, open(out_path, "w"), indent=1)
     write_best(table, torch.cuda.get_device_name(), out_path.replace(".json", "_best.json"),
@@ -82,14 +89,22 @@ def main(out_path: str, min_n: int = 0, rest_from: str | None = None,
 
 
 def write_best(table: list, gpu: str, path: str, source: str) -> None:
-    """The fastest configuration per (dtype, N, row-count class), as cuda_impls.tuned reads it."""
-    best = [{"dtype": ci.DTYPE_TAG[DT[e["dtype"]]], "N": e["N"], "rows": ci.rows_class(e["M"]),
+    """The fastest configuration per (dtype, N, row-count class), as launchers.tuned reads it."""
+    best = [{"dtype": TAG[DT[e["dtype"]]], "N": e["N"], "rows": ci.rows_class(e["M"]),
              "kind": e["best"]["kind"], "config": e["best"]["config"], "us": e["best"]["us"]}
             for e in table if e["best"]]
     for b in list(best):  # the 16-bit float types share their configurations
         if b["dtype"] == "bf16":
             best.append({**b, "dtype": "f16"})
-    json.dump({"gpu": gpu, "source": source, "best": best}, open(path, "w"), indent=1)
+    Path(path).write_text(best_json(gpu, source, best))
+
+
+def best_json(gpu: str, source: str, best: list) -> str:
+    """The tuned table as JSON, one entry a line (src/phase24/softmax/cuda/tuned_configs.json)."""
+    entries = ",\n".join("  " + json.dumps(b) for b in best)
+    return (f'{{\n "gpu": {json.dumps(gpu)},\n "source": {json.dumps(source)},\n'
+            f' "best": [\n{entries}\n ]\n}}\n')
+
 
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -8,13 +8,14 @@ import sys
 import pytest
 from nvcc_helpers import needs_nvcc
 
-from phase24.bridge.nvcc import (KERNELS_DIR, PORTABLE, NvccError, compile_cu,
-                                 parse_ptxas_report)
-from phase24.bridge.prebuild import kernel_jobs, prebuild
-from phase24.softmax.cuda_impls import (DTYPE_TAG, HOPPER_ONLY, configs, group_block,
-                                        kernel_name, source)
+from phase24.bridge.nvcc import PORTABLE, NvccError, compile_cu, parse_ptxas_report
+from phase24.bridge.prebuild import prebuild
+from phase24.core.dtypes import TAG
+from phase24.softmax.cuda import HOPPER_ONLY, SOURCE_DIR, build_jobs
+from phase24.softmax.cuda.configs import configs, kernel_name, source
+from phase24.softmax.cuda.launchers import group_block
 
-SOURCES = sorted(p.name for p in KERNELS_DIR.glob("*.cu"))
+SOURCES = sorted(p.name for p in SOURCE_DIR.glob("*.cu"))
 ARCHS = ("sm_80", "sm_89", "sm_90a")
 TARGETS = [(s, a) for s in SOURCES for a in (*ARCHS, PORTABLE)]
 
@@ -25,9 +26,9 @@ def built_in_parallel(request):
     test at a time."""
     params = [item.callspec.params for item in request.session.items
               if item.module is request.module and hasattr(item, "callspec")]
-    jobs = {(KERNELS_DIR / p["source"], p["arch"]) for p in params if "arch" in p}
+    jobs = {(SOURCE_DIR / p["source"], p["arch"]) for p in params if "arch" in p}
     if shutil.which("nvcc") and jobs:
-        prebuild(sorted(set(kernel_jobs((*ARCHS, PORTABLE), HOPPER_ONLY)) & jobs), out=sys.stderr)
+        prebuild(sorted(set(build_jobs((*ARCHS, PORTABLE))) & jobs), out=sys.stderr)
 
 
 @needs_nvcc
@@ -35,14 +36,14 @@ def built_in_parallel(request):
 def test_compiles_without_spills(source, arch):
     if source in HOPPER_ONLY and arch != "sm_90a":
         with pytest.raises(NvccError, match="sm_90a"):  # says plainly it is Hopper-only
-            compile_cu(KERNELS_DIR / source, arch)
+            compile_cu(SOURCE_DIR / source, arch)
         return
-    build = compile_cu(KERNELS_DIR / source, arch)
+    build = compile_cu(SOURCE_DIR / source, arch)
     if arch == PORTABLE:  # PTX: the kernels of the cubins, for the portable target
         ptx = build.image.read_text()
         assert re.search(r"^\.target sm_80\b", ptx, re.MULTILINE), "not compute_80 PTX"
         entries = set(re.findall(r"^\.visible \.entry (\w+)\(", ptx, re.MULTILINE))
-        assert entries == set(compile_cu(KERNELS_DIR / source, "sm_80").kernels)
+        assert entries == set(compile_cu(SOURCE_DIR / source, "sm_80").kernels)
         return
     assert build.kernels, f"ptxas reported no kernels for {source}"
     for k in build.kernels.values():
@@ -52,24 +53,12 @@ def test_compiles_without_spills(source, arch):
 
 
 @needs_nvcc
-@pytest.mark.parametrize("rung", [f"v{i}" for i in range(11)])
-def test_the_launcher_names_every_kernel_of_its_rung(rung):
-    """The kernels a rung's file compiles are exactly those its launcher can name: each
-    configuration it may choose, for each dtype that configuration is built for (both read from
-    the file's VN_CONFIGS and VN_KERNEL)."""
-    arch = "sm_90a" if source(rung) in HOPPER_ONLY else "sm_80"
-    names = set(compile_cu(KERNELS_DIR / source(rung), arch).kernels)
-    assert names == {kernel_name(rung, config, dtype)
-                     for dtype in DTYPE_TAG for config in configs(rung, dtype)}
-
-
-@needs_nvcc
 def test_registers_fit_the_block():
     """A kernel launched with B threads must need at most 65536 / B registers per thread."""
     for arch in ("sm_80", "sm_90a"):
         for rung in ("v4", "v6"):
-            kernels = compile_cu(KERNELS_DIR / source(rung), arch).kernels
-            for dtype in DTYPE_TAG:
+            kernels = compile_cu(SOURCE_DIR / source(rung), arch).kernels
+            for dtype in TAG:
                 for config in configs(rung, dtype):
                     registers = kernels[kernel_name(rung, config, dtype)].registers
                     assert registers * group_block(config[0]) <= 65536, (rung, config, dtype)

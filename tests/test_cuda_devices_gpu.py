@@ -9,10 +9,11 @@ import torch
 
 from phase24 import bridge
 from phase24.bridge.nvcc import PORTABLE
-from phase24.harness.cases import plain, unaligned
+from phase24.softmax.cases import plain, unaligned
 from phase24.harness.check import check_case
+from phase24.softmax.spec import OP
 from phase24.softmax import IMPLEMENTATIONS, softmax_reference
-from phase24.softmax import cuda_impls as ci
+from phase24.softmax.cuda import launchers as ci
 from phase24.softmax.args import run_rows
 
 pytestmark = pytest.mark.gpu
@@ -41,7 +42,7 @@ def clear_every_cache():
 def wrong_cases(name, fn, device) -> list[str]:
     bad = []
     for seed, case in enumerate(CASES):
-        v = check_case(name, fn, case, torch.bfloat16, str(device), seed=seed)
+        v = check_case(OP, name, fn, case, torch.bfloat16, str(device), seed=seed)
         if not v.ok:
             bad.append(f"{name} {case.name} on {device}: {v.why}")
     return bad
@@ -141,7 +142,7 @@ def test_the_portable_ptx_runs_every_rung(monkeypatch):
         bad = []
         for name in CUDA_RUNGS:
             bad += wrong_cases(name, IMPLEMENTATIONS[name], "cuda")
-        loaded = ci._kernel("softmax_v2_online_shuffle.cu", "softmax_v2_bf16").on(0)
+        loaded = ci._kernel(ci.source("v2"), "softmax_v2_bf16").on(0)
         assert loaded.build.arch == PORTABLE and loaded.build.image.suffix == ".ptx"
         assert not bad, "\n".join(bad)
     finally:
@@ -153,6 +154,6 @@ def test_a_launch_refuses_tensors_of_two_gpus():
     if torch.cuda.device_count() < 2:
         pytest.skip("one GPU here: needs two")
     x, y = torch.randn(4, 256, device="cuda:0"), torch.empty(4, 256, device="cuda:1")
-    kernel = ci._kernel("softmax_v2_online_shuffle.cu", "softmax_v2_f32")
+    kernel = ci._kernel(ci.source("v2"), "softmax_v2_f32")
     with pytest.raises(bridge.LaunchError, match="one GPU"):
         kernel.launch(4, 256, x, y, ci.np.int64(4), ci.np.int32(256), ci.np.int64(256))

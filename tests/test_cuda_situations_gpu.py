@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from phase24.softmax import IMPLEMENTATIONS
-from phase24.softmax import cuda_impls as ci
+from phase24.softmax.cuda import launchers as ci
 from softmax_asserts import (assert_softmax, check_on_a_busy_gpu, check_two_graphs_replayed,
                              randn)
 

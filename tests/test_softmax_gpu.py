@@ -3,11 +3,13 @@
 import pytest
 import torch
 
-from phase24.harness.cases import big_case, plain, standard_cases, unaligned, with_specials
+from phase24.softmax.cases import big_case, plain, standard_cases, unaligned, with_specials
 from phase24.harness.check import check_case
+from phase24.softmax.spec import OP
 from phase24.softmax import IMPLEMENTATIONS, softmax_reference
 from phase24.softmax.args import check_input, run_rows
-from phase24.softmax import cuda_impls as ci
+from phase24.softmax.cuda import launchers as ci
+from phase24.softmax.cuda.configs import SLOTS
 from softmax_asserts import randn
 
 pytestmark = pytest.mark.gpu
@@ -28,7 +30,7 @@ def refused(name, v):
 def test_every_case(name, dtype):
     bad = []
     for j, case in enumerate(CASES):
-        v = check_case(name, IMPLEMENTATIONS[name], case, dtype, "cuda", seed=100 + j)
+        v = check_case(OP, name, IMPLEMENTATIONS[name], case, dtype, "cuda", seed=100 + j)
         if not v.ok and not refused(name, v):
             bad.append(f"{case.name}: {v.why}")
     assert not bad, "\n".join(bad)
@@ -37,7 +39,7 @@ def test_every_case(name, dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
 def test_more_than_2_31_elements(name, dtype):
-    v = check_case(name, IMPLEMENTATIONS[name], big_case(), dtype, "cuda", seed=7)
+    v = check_case(OP, name, IMPLEMENTATIONS[name], big_case(), dtype, "cuda", seed=7)
     torch.cuda.empty_cache()
     assert v.ok, v.why
 
@@ -61,7 +63,7 @@ def _check_configuration(rung, seed, config, dtype, cases):
     if config not in ci.configs(rung, dtype):
         pytest.skip(f"configuration not compiled for {dtype}")
     for case in cases:
-        v = check_case(f"{rung}{config}", _forced(ci.KINDS[rung], config), case, dtype, "cuda",
+        v = check_case(OP, f"{rung}{config}", _forced(ci.KINDS[rung], config), case, dtype, "cuda",
                        seed=seed)
         assert v.ok, f"{case.name}: {v.why}"
 
@@ -108,7 +110,7 @@ def test_blocks_that_walk_several_rows(kind, config, dtype):
         return run_rows(lambda a, out: ci._run_rung(kind, config, a, out, 2, 256), x)
 
     for j, case in enumerate((plain(7, 300), with_specials(9, 1000), unaligned(5, 1000))):
-        v = check_case(f"{kind} on 2 blocks", fn, case, dtype, "cuda", seed=20 + j)
+        v = check_case(OP, f"{kind} on 2 blocks", fn, case, dtype, "cuda", seed=20 + j)
         assert v.ok, f"{case.name}: {v.why}"
 
 
@@ -157,10 +159,10 @@ def test_float32_rows_that_keep_rising(name):
                                       for n in (1 << 20, 1 << 24))))
 
 
-@pytest.mark.parametrize("name", [f"cuda-{k}" for k in ci.SLOTS] + ["cuda"])
+@pytest.mark.parametrize("name", [f"cuda-{k}" for k in SLOTS] + ["cuda"])
 def test_float32_error_at_the_longest_row_each_rung_holds(name):
     kind = name.removeprefix("cuda-")
-    n = ci.reach(kind, torch.float32) if kind in ci.SLOTS else ci.reach("v10", torch.float32)
+    n = ci.reach(kind, torch.float32) if kind in SLOTS else ci.reach("v10", torch.float32)
     (e, t), = _errors(name, [(n, randn((2, n), torch.float32, n, device="cuda"))]).values()
     assert e <= max(2e-7, t), (name, n, e, t)
 
@@ -184,8 +186,10 @@ def test_a_benchmark_of_rungs_without_torch_still_times_torch():
     """`bench softmax --impl cuda-naive cuda-v1`: torch is every speed-up's baseline, so it is
     timed even when not asked for, and each record has its speed-up."""
     from phase24.harness.bench import run_bench
+    from phase24.softmax.spec import OP
 
-    result = run_bench({k: IMPLEMENTATIONS[k] for k in ("cuda-naive", "cuda-v1")}, ["float32"],
-                       [(4, 1024)], peers={})
+    result = run_bench(OP, {k: IMPLEMENTATIONS[k] for k in ("cuda-naive", "cuda-v1")},
+                       ["float32"], [(4, 1024)], peers={})
+    assert all(r["gpu_us"] and r["loop_us"] and r["us"] for r in result["records"]), result
     assert [r["impl"] for r in result["records"]] == ["torch", "cuda-naive", "cuda-v1"]
     assert all(r["speedup_vs_torch"] for r in result["records"]) and not result["failures"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from phase24.bridge import load_kernel, kernel_source
+from phase24.bridge import load_kernel
 
 
 # --8<-- [start:vector_add]
@@ -19,7 +20,7 @@ def vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     a, b = a.contiguous(), b.contiguous()
     out = torch.empty_like(a)
     n = a.numel()
-    kernel = load_kernel(kernel_source("vector_add.cu"), "vector_add")
+    kernel = load_kernel(Path(__file__).with_name("vector_add.cu"), "vector_add")
     threads = 256
     kernel.launch(math.ceil(n / threads), threads, a, b, out, np.int64(n))  # on a's GPU
     return out

@@ -1,8 +1,9 @@
 // What the planted .cu files share: a row's max and sum and the ABI's three kernels, for kernels
 // that follow the lab's ABI with one block of THREADS threads per row (the dtype conversions and
-// block reductions are the lab's own, from softmax_common.cuh).
+// block reductions are the lab's own, from the ladder's vec16.cuh and reduce.cuh).
 #pragma once
-#include "../../src/phase24/kernels/softmax_common.cuh"  // to_float, from_float, block_max/_sum
+#include "../../src/phase24/softmax/cuda/reduce.cuh"  // block_max, block_sum
+#include "../../src/phase24/softmax/cuda/vec16.cuh"   // to_float, from_float
 
 #define THREADS 256
 #define ROWS_PER_BLOCK 1

@@ -1,6 +1,6 @@
 """Grade a learner's own CUDA C softmax: `phase24 check softmax --file my_softmax.cu`.
 
-The file follows the lab's kernel ABI (see kernels/softmax_common.cuh):
+The file follows the lab's kernel ABI (see softmax/cuda/export.cuh):
 
     #define THREADS 256          // threads per block            (default 256)
     #define ROWS_PER_BLOCK 1     // rows each block handles      (default 1)
@@ -27,12 +27,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from phase24.softmax.args import SoftmaxArgumentError, check_input, run_rows
+from phase24.softmax.args import SoftmaxArgumentError, entry
 
 TAGS = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 # (offset, size) in bytes of const T* x, T* y, long long M, int N, long long x_stride
 ABI_PARAMS = ((0, 8), (8, 8), (16, 8), (24, 4), (32, 8))
 ABI_SIGNATURE = "(const T* x, T* y, long long M, int N, long long x_stride)"
+# A learner's file may include the ladder's headers (vec16.cuh, reduce.cuh, ...) by name.
+LAB_HEADERS = (f"-I{Path(__file__).resolve().parent / 'cuda'}",)
 
 
 class LearnerCudaError(ValueError):
@@ -154,15 +156,16 @@ def check_abi(cubin: Path, file_name: str) -> Abi:
 def load_learner_softmax(path: str | Path):
     """Return a registry-style callable for the learner's kernels, and the dtypes it covers.
 
-    The callable's ``row_kernel(x2d, out)`` launches on an (M, N) view into ``out`` (the checker
-    calls it on outputs with guard regions) and ``abi`` says what was found in the cubin (built
-    for sm_80 to be read: the names and parameters are the same for every target)."""
+    The callable is ``softmax(x, out=None)`` (the checker hands in outputs inside guard regions)
+    and its ``abi`` says what was found in the cubin (built for sm_80 to be read: the names and
+    parameters are the same for every target)."""
     from phase24.bridge import compile_cu, load_kernel
 
     path = Path(path)
-    abi = check_abi(compile_cu(path, "sm_80").image, path.name)
+    abi = check_abi(compile_cu(path, "sm_80", LAB_HEADERS).image, path.name)
     threads, rows_per_block = launch_shape(path.read_text())
-    kernels = {dtype: load_kernel(path, name) for dtype, name in abi.kernels.items()}
+    kernels = {dtype: load_kernel(path, name, flags=LAB_HEADERS)
+               for dtype, name in abi.kernels.items()}
     for kernel in kernels.values():
         kernel.on()  # built and loaded for this GPU now, not during the first case
 
@@ -173,9 +176,33 @@ def load_learner_softmax(path: str | Path):
         kernels[x2d.dtype].launch(math.ceil(m / rows_per_block), threads, x2d, out,
                                   np.int64(m), np.int32(n), np.int64(x2d.stride(0)))
 
-    def softmax(x):
-        check_input(x, path.name)
-        return run_rows(rows, x)
-
-    softmax.row_kernel, softmax.abi = rows, abi
+    softmax = entry(path.name, rows)
+    softmax.abi = abi
     return softmax, list(kernels)
+
+
+# ---- without a GPU --------------------------------------------------------------------------
+
+def compile_only(path: Path) -> int:
+    """A .cu without a GPU: compile it, print ptxas's report and check the ABI from the cubin."""
+    from phase24.bridge.nvcc import NvccError, compile_cu
+    from phase24.core.layout import out, say
+
+    out(f"No GPU here: {path.name} is compiled for sm_80, sm_89 and sm_90a and its kernels are "
+        "checked\nagainst the ABI; running it needs an NVIDIA GPU.")
+    try:
+        builds = [compile_cu(path, arch, LAB_HEADERS) for arch in ("sm_80", "sm_89", "sm_90a")]
+        for b in builds:
+            for k in b.kernels.values():
+                out(f"  {b.arch:<7} {k.name}: {k.registers} registers, {k.shared_bytes} B shared, "
+                    f"{k.spills} B spilled")
+        abi = check_abi(builds[0].image, path.name)
+    except (NvccError, LearnerCudaError) as err:
+        say(f"FAIL: {err}")
+        return 1
+    say(f"ABI: {abi.summary()}")
+    if abi.problems:
+        out("FAIL: fix the kernels named above; the checker cannot grade them.")
+        return 1
+    out("Compiled. Running it needs an NVIDIA GPU: skipped here.")
+    return 0

@@ -1,13 +1,13 @@
-"""The CUDA C softmax ladder as registry entries: one launcher per rung, plus `cuda`, the best.
+"""The CUDA C ladder's launchers: rows_v0 .. rows_v10, one per rung, and rows_best (`cuda`).
 
-Each rung is a .cu file in phase24/kernels; its launcher picks the kernel instance (dtype
-and compile-time configuration) and the launch shape, then calls it through the bridge. What
-each file compiles (its kernels' names, its configuration lists) is read by cuda_rungs.py.
+Each rung is a .cu file of this folder; its launcher picks the kernel instance (dtype and
+compile-time configuration, from configs.py's table) and the launch shape, then calls it through
+the bridge. A tunable rung takes a caller's configuration, else the tuned table's for the shape
+(tuned_configs.json, written by scripts/tune_softmax.py on one GPU), else its own choice (CHOOSE).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -16,22 +16,18 @@ import numpy as np
 import torch
 
 from phase24.bridge.launch import Kernel, gpu, load_kernel
-from phase24.bridge import replay
-from phase24.bridge.nvcc import KERNELS_DIR
-from phase24.softmax.args import DTYPE_TAG, check_input, rows_class, run_rows
-from phase24.softmax.cuda_rungs import configs, kernel_name, source
+from phase24.core import tuned as tuned_tables
+from phase24.core.dtypes import TAG, vec16
+from phase24.softmax.args import rows_class
+from phase24.softmax.cuda.configs import CLUSTER_KINDS, capacity, configs, kernel_name, source
 
+SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1
-
-
-def vec_width(dtype: torch.dtype) -> int:
-    """Elements in one 16-byte access."""
-    return 16 // torch.empty((), dtype=dtype).element_size()
 
 
 @lru_cache(maxsize=None)
 def _kernel(source: str, name: str) -> Kernel:
-    return load_kernel(KERNELS_DIR / source, name)
+    return load_kernel(SOURCE_DIR / source, name)
 
 
 def sm_count(device=None) -> int:
@@ -53,23 +49,6 @@ def _launch(source: str, name: str, x2d: torch.Tensor, out: torch.Tensor, grid: 
 
 def _run_rung(kind: str, config: tuple, x2d, out, grid: int, block: int):
     _launch(source(kind), kernel_name(kind, config, x2d.dtype), x2d, out, grid, block)
-
-
-# 16-byte slots per row that a configuration of each tunable rung holds.
-SLOTS = {
-    "v4": lambda group, k: group * k,
-    "v5": lambda threads, k, cluster: threads * k * cluster,
-    "v6": lambda group, k: group * k,
-    "v7": lambda threads, k, cluster: threads * k * cluster,
-    "v8": lambda threads, cluster: threads * 4 * cluster,
-    "v9": lambda threads, k, s, cluster: threads * (k + s) * cluster,
-    "v10": lambda threads, k, s, cluster: threads * (k + s) * cluster,
-}
-
-
-def capacity(kind: str, config: tuple, dtype) -> int:
-    """The longest row (in values) that configuration `config` of rung `kind` holds."""
-    return SLOTS[kind](*config) * vec_width(dtype)
 
 
 @lru_cache(maxsize=None)  # rows_best asks at every choice
@@ -115,7 +94,7 @@ def rows_v2(x2d, out):
 
 def rows_v3(x2d, out):
     n = x2d.shape[1]
-    k = next((k for k, in configs("v3", x2d.dtype) if 256 * k * vec_width(x2d.dtype) >= n), None)
+    k = next((k for k, in configs("v3", x2d.dtype) if 256 * k * vec16(x2d.dtype) >= n), None)
     if k is None:  # the row does not fit in the registers of one block
         return rows_v2(x2d, out)
     _run_rung("v3", (k,), x2d, out, x2d.shape[0], 256)
@@ -125,7 +104,7 @@ def rows_v3(x2d, out):
 
 def v4_choose(n: int, dtype) -> tuple[int, int] | None:
     """The (GROUP, K) that covers a row of n with the least waste, K as close to 4 as possible."""
-    slots = math.ceil(n / vec_width(dtype))
+    slots = math.ceil(n / vec16(dtype))
     fits = [(g, k) for g, k in configs("v4", dtype) if g * k >= slots]
     if not fits:
         return None
@@ -155,7 +134,7 @@ def rows_v4(x2d, out, config: tuple[int, int] | None = None):
 
 def v5_choose(m: int, n: int, dtype, device=None) -> tuple[int, int, int] | None:
     """Fewest blocks per row that still give the GPU ~2 blocks per SM; least waste after that."""
-    slots = math.ceil(n / vec_width(dtype))
+    slots = math.ceil(n / vec16(dtype))
     fits = [(t, k, c) for t, k, c in configs("v5", dtype) if t * k * c >= slots]
     if not fits:
         return None
@@ -230,7 +209,7 @@ def v8_choose(m: int, n: int, dtype, device=None) -> tuple[int, int] | None:
 
 def _v8_grid_clusters(name: str, threads: int, cluster: int, device=None) -> int:
     """Clusters that run at once on `device`: the persistent kernel's grid (one wave, no tail)."""
-    kernel = _kernel("softmax_v8_pipelined.cu", name)
+    kernel = _kernel(source("v8"), name)
     return max(1, kernel.max_active_clusters(threads, cluster, 64 * threads, device=device))
 
 
@@ -301,27 +280,28 @@ def _few(m: int) -> bool:
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
 
-TUNED_FILE = Path(__file__).with_name("tuned_configs.json")
+TUNED_FILE = SOURCE_DIR / "tuned_configs.json"
 
 
-@lru_cache(maxsize=None)
+def _tuned_key(e: dict) -> tuple:
+    return (e["dtype"], e["N"], e["rows"])
+
+
+def _tuned_value(e: dict) -> tuple:
+    return (e["kind"], tuple(e["config"] or ()))
+
+
 def tuned(gpu_name: str) -> dict:
     """Best configuration per benchmark shape, measured by scripts/tune_softmax.py on the GPU
     named in the file (results/h200/tune.json); {} for other GPUs, which use the heuristics
     above."""
-    if not TUNED_FILE.exists():
-        return {}
-    data = json.loads(TUNED_FILE.read_text())
-    if data["gpu"] != gpu_name:
-        return {}
-    return {(e["dtype"], e["N"], e["rows"]): (e["kind"], tuple(e["config"] or ()))
-            for e in data["best"]}
+    return tuned_tables.load(TUNED_FILE, gpu_name, key=_tuned_key, value=_tuned_value)
 
 
 def tuned_hit(x2d) -> tuple | None:
     """(rung, configuration) of the tuned table of x2d's GPU for its shape, or None."""
     m, n = x2d.shape
-    return tuned(gpu(x2d.device).name).get((DTYPE_TAG[x2d.dtype], n, rows_class(m)))
+    return tuned(gpu(x2d.device).name).get((TAG[x2d.dtype], n, rows_class(m)))
 
 
 def tuned_config(kind: str, x2d) -> tuple | None:
@@ -350,11 +330,8 @@ def rows_best(x2d, out):
 
 KINDS = {"v3": rows_v3, "v4": rows_v4, "v5": rows_v5, "v6": rows_v6, "v7": rows_v7,
          "v8": rows_v8, "v9": rows_v9, "v10": rows_v10}
-# The tunable rungs that give a row to a thread-block cluster: Hopper (sm_90) only; elsewhere
-# their launchers fall back to v2.
-CLUSTER_KINDS = ("v5", "v7", "v8", "v9", "v10")
 
-
+# Each registry name's row kernel.
 RUNGS = {
     "cuda-naive": rows_v0,
     "cuda-v1": rows_v1,
@@ -369,30 +346,3 @@ RUNGS = {
     "cuda-v10": rows_v10,
     "cuda": rows_best,
 }
-
-# Kernel files that use Hopper-only features and are built for sm_90a alone.
-HOPPER_ONLY = {source(kind) for kind in CLUSTER_KINDS}
-
-
-# Each shape's launches, chosen by its launcher on the first call and replayed after (the
-# launcher's choice is Python that costs as much as the kernel on a few rows).
-replays = replay.Replays()
-
-
-def _entry(name, rows):
-    def replayed(x2d, out):
-        replays(rows, x2d, out)
-
-    def softmax(x: torch.Tensor) -> torch.Tensor:
-        check_input(x, name)
-        if x.device.index != torch.cuda.current_device():  # what the launchers ask of torch
-            with torch.cuda.device(x.device):              # (SM count, tuned table) is x's GPU's
-                return run_rows(replayed, x)
-        return run_rows(replayed, x)
-
-    softmax.__name__ = f"softmax_{name.replace('-', '_')}"
-    softmax.__doc__ = f"Softmax over the last dimension with {name} ({rows.__name__})."
-    return softmax
-
-
-IMPLEMENTATIONS = {name: _entry(name, rows) for name, rows in RUNGS.items()}

@@ -5,12 +5,14 @@
 // transaction, and each row is read three times. Prediction: a few percent of the copy
 // bandwidth on long rows, and better on short rows, where rows of a warp share cache lines.
 // One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
-// H200): the sum is compensated, run by run (run_sum in softmax_common.cuh). Later rungs add in a
+// H200): the sum is compensated, run by run (run_sum in compensated_sum.cuh). Later rungs add in a
 // tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, compensate
 // too (v1 with run_sum, v2 with CompensatedSum inside its online sum).
-#include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 22-324 GB/s (median 162); bf16 11-167 GB/s (median 102).
+// Limit: one thread does a whole row, three times over, with uncoalesced loads: the GPU's
+// bandwidth goes mostly unused, and a row's time grows with N on one thread.
+#include "compensated_sum.cuh"
+#include "export.cuh"
+#include "vec16.cuh"
 
 // --8<-- [start:kernel]
 template <typename T>
@@ -30,5 +32,6 @@ __device__ void naive_softmax(const T* x, T* y, long long M, int N, long long x_
 }
 // --8<-- [end:kernel]
 
+// One kernel per dtype, no configuration: softmax_v0_<dtype>.
 #define V0_KERNEL(tag, T, ...) SOFTMAX_EXPORT(softmax_v0_##tag, T, , naive_softmax<T>)
 SOFTMAX_EVERY_DTYPE(V0_KERNEL)

@@ -11,36 +11,24 @@
 // Prediction: an exploration kernel (floats in registers, exponentials once) went from 77% to
 // 94% of copy on fp32 1024 x 262144 when only this reduction changed: the long rows, where a
 // cluster of 8 or 16 blocks waited on each other, should climb past 90%.
-// Outcome (results/h200/tune.json and the bench that followed it): the tuner chose
-// v10 on every bulk row of 65536-262144 fp32 and 32768-262144 bf16, and on 7 of the 8 few-row
-// shapes (bf16 1 x 32768 kept v5). cuda-v10 on rows of 32K-256K: fp32 97.2 / 97.9 / 98.0 /
-// 93.3%, bf16 96.8 / 96.6 / 95.8 / 92.2% of copy (v9 before: at best 94.0 / 92.3 / 87.9% fp32 from 64K, 90.8 / 90.4 /
-// 87.0 / 82.8% bf16). The winners are mostly S = 0 (v7's blocks, 256 or 512 threads, clusters
-// of 4 to 16): once waiting on the cluster was cheap, holding more of the row per SM stopped
-// paying, except on the 1 MB fp32 and 512 KB bf16 rows (S = 4). 64 x 262144 stays at 73% (fp32)
-// and 64% (bf16) of the 4 GB copy, where a copy of the same bytes reaches 85% and 74%.
 // Then, for few rows: a row spread over 16 SMs leaves each block little to do but wait on one
 // reduction after another, so their latency is what counts. v10 takes a warp's max with one
 // redux.sync and merges a block's warps and a cluster's blocks in log2(P) shuffle steps, not 5
 // (merge_posts, below).
 // Prediction (explorations/2026-12-01-few-row-reductions/): 1-3 points of a same-size copy on
 // the eight few-row shapes, nothing lost on the bulk rows.
-// Outcome (the snapshot against the one before it, results/h200/history/softmax-b7bb2d4.json):
-// GPU time 1.3-4.7% shorter on the eight few-row shapes, 1.2-3.5 points more of a same-size copy
-// (fp32 83.8 / 81.2 / 94.7 / 88.4%, bf16 70.2 / 79.2 / 82.8 / 89.3% at 1 x 32768, 8 x 131072,
-// 64 x 32768, 64 x 262144); the bulk rows v10 runs within -1.0..+1.2%.
 // Last, blocks of 128 threads as well: on a row spread over 16 SMs, fewer warps to merge before
 // the push. Prediction (explorations/2026-12-01-warp-push/): the fastest block at 1 x 32768.
-// Outcome (against results/h200/history/softmax-b1d2840.json): the tuner chose 128 threads at
-// 1 x 32768 in both dtypes (bf16 had kept v5); cuda's GPU time there 5.2% (fp32) and 9.2% (bf16)
-// shorter, 84.2% and 79.8% of a same-size copy; bulk rows within -0.9..-0.4%.
-#include "softmax_v9_cluster_smem.cu"  // v9's split of a block's chunk (v8's copies, v7's raw slots)
-// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 185-4179 GB/s (median 4076); bf16 46-4193 GB/s (median 2267).
-// Rows of 32768 to 262144, % of copy: fp32 94-98%; bf16 93-98%.
+// Limit: the row still crosses the bus once each way and the exponentials are computed twice;
+// with few rows the launch and the first loads' latency, not bandwidth, set the time.
+#include "cluster.cuh"      // v5's cluster_columns
+#include "cp_async.cuh"     // shared_address, v8's copies
+#include "export.cuh"
+#include "lean_merge.cuh"   // v6's post_warps
+#include "split_slots.cuh"  // v9's split of a block's chunk (and v7's raw slots)
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "softmax_v10_cluster_push.cu uses thread-block clusters: build it for sm_90a"
+#error "v10_cluster_push.cu uses thread-block clusters: build it for sm_90a"
 #endif
 
 // --8<-- [start:merge]
@@ -145,20 +133,20 @@ __device__ void push_softmax(const T* x, T* y, long long M, int N, long long x_s
 // slots (at 32 registers, fp32 (512, 4, 4) spilled); 1024 when S >= 12 fills shared memory anyway.
 constexpr int v10_per_sm(int bytes, int s) { return s >= 12 ? 1024 : bytes == 4 && s == 0 ? 2048 : 1536; }
 
-// --8<-- [start:configs]
-// (THREADS, K, S, CLUSTER): as v9's; S = 0 is v7's block, down to 128 threads (one row over
-// 16 SMs: the fewer warps a block merges, the sooner it pushes its partial).
-#define V10_BLOCKS(X, C)                                                                           \
-    X(128, 4, 0, C) X(256, 4, 0, C) X(512, 4, 0, C) X(1024, 4, 0, C) X(512, 4, 4, C)                \
-    X(1024, 4, 4, C) X(256, 4, 12, C) X(512, 4, 12, C)
-#define V10_CONFIGS(X) EVERY_CLUSTER(V10_BLOCKS, X)
-// --8<-- [end:configs]
 #define V10_KERNEL(tag, T, THREADS, K, S, CLUSTER)                                                 \
     SOFTMAX_EXPORT(softmax_v10_t##THREADS##_k##K##_s##S##_c##CLUSTER##_##tag, T,                   \
                    __cluster_dims__(CLUSTER, 1, 1)                                                 \
                    __launch_bounds__(THREADS, v10_per_sm(sizeof(T), S) / THREADS),                \
                    push_softmax<T, THREADS, K, S, CLUSTER>)
-#define V10_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V10_KERNEL, __VA_ARGS__)
-#if __INCLUDE_LEVEL__ == 0  // this file is the one being built, not a file including it (an exploration)
-V10_CONFIGS(V10_EVERY_DTYPE)
-#endif
+#define V10(THREADS, K, S, CLUSTER) SOFTMAX_EVERY_DTYPE(V10_KERNEL, THREADS, K, S, CLUSTER)  // softmax_v10_t_k_s_c_<dtype>
+
+// --8<-- [start:configs]
+// (THREADS, K, S, CLUSTER): as v9's; S = 0 is v7's block, down to 128 threads (one row over
+// 16 SMs: the fewer warps a block merges, the sooner it pushes its partial). The same eight
+// blocks in clusters of 1 to 16; configs.py lists the same.
+V10(128, 4, 0, 1) V10(256, 4, 0, 1) V10(512, 4, 0, 1) V10(1024, 4, 0, 1) V10(512, 4, 4, 1) V10(1024, 4, 4, 1) V10(256, 4, 12, 1) V10(512, 4, 12, 1)
+V10(128, 4, 0, 2) V10(256, 4, 0, 2) V10(512, 4, 0, 2) V10(1024, 4, 0, 2) V10(512, 4, 4, 2) V10(1024, 4, 4, 2) V10(256, 4, 12, 2) V10(512, 4, 12, 2)
+V10(128, 4, 0, 4) V10(256, 4, 0, 4) V10(512, 4, 0, 4) V10(1024, 4, 0, 4) V10(512, 4, 4, 4) V10(1024, 4, 4, 4) V10(256, 4, 12, 4) V10(512, 4, 12, 4)
+V10(128, 4, 0, 8) V10(256, 4, 0, 8) V10(512, 4, 0, 8) V10(1024, 4, 0, 8) V10(512, 4, 4, 8) V10(1024, 4, 4, 8) V10(256, 4, 12, 8) V10(512, 4, 12, 8)
+V10(128, 4, 0, 16) V10(256, 4, 0, 16) V10(512, 4, 0, 16) V10(1024, 4, 0, 16) V10(512, 4, 4, 16) V10(1024, 4, 4, 16) V10(256, 4, 12, 16) V10(512, 4, 12, 16)
+// --8<-- [end:configs]

@@ -6,9 +6,10 @@
 // order before the tree, so that sum stays compensated as in v0 (else its error grows with N).
 // Prediction: close to a third of the copy bandwidth on long rows, where the second and third
 // reads miss L2; short rows waste most of the 256 threads.
-#include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 489-3467 GB/s (median 1771); bf16 245-2068 GB/s (median 1181).
+// Limit: three reads of the row, and 9 barriers per reduction.
+#include "compensated_sum.cuh"
+#include "export.cuh"
+#include "vec16.cuh"
 
 constexpr int V1_THREADS = 256;
 
@@ -52,5 +53,6 @@ __device__ void block_smem_softmax(const T* x, T* y, long long M, int N, long lo
 }
 // --8<-- [end:kernel]
 
+// One kernel per dtype, no configuration: softmax_v1_<dtype>.
 #define V1_KERNEL(tag, T, ...) SOFTMAX_EXPORT(softmax_v1_##tag, T, , block_smem_softmax<T>)
 SOFTMAX_EVERY_DTYPE(V1_KERNEL)

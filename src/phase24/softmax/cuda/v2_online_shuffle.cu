@@ -1,7 +1,7 @@
 // v2 (cuda-v2): warp-shuffle reductions and online softmax: two reads of the row instead of three.
 //
 // Changed from v1: (1) reductions use __shfl_xor_sync inside each warp, then one shared-memory
-// step across the 8 warps (block_max, block_sum in softmax_common.cuh): 1 barrier per reduction
+// step across the 8 warps (block_max, block_sum in reduce.cuh): 1 barrier per reduction
 // instead of 9. (2) Each thread finds the max and the sum of its values in a single pass with
 // the online rule: the sum is kept against a reference value and rescaled by e^(old - new) when
 // the reference moves up; then the block's max, and the sum of every thread's sum moved to it.
@@ -11,9 +11,12 @@
 // the sum by 4 or more, each thread's sum of N / 256 terms is compensated (as in v0), and
 // exp(d) = exp2(d * log2(e)) takes log2(e) in two floats.
 // Prediction: 4/3 of v1 on long rows (three row transfers, 2 reads + 1 write, instead of four).
-#include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 638-2428 GB/s (median 1803); bf16 320-1526 GB/s (median 1080).
+// Limit: the row still crosses the bus twice on the way in.
+#include "compensated_sum.cuh"
+#include "export.cuh"
+#include "fast_exp2.cuh"
+#include "reduce.cuh"
+#include "vec16.cuh"
 
 constexpr int V2_THREADS = 256;
 
@@ -63,5 +66,6 @@ __device__ void online_softmax(const T* x, T* y, long long M, int N, long long x
 }
 // --8<-- [end:kernel]
 
+// One kernel per dtype, no configuration: softmax_v2_<dtype>.
 #define V2_KERNEL(tag, T, ...) SOFTMAX_EXPORT(softmax_v2_##tag, T, , online_softmax<T>)
 SOFTMAX_EVERY_DTYPE(V2_KERNEL)

@@ -8,9 +8,13 @@
 // Rows longer than 256 * 16 * V elements (16384 fp32, 32768 16-bit) do not fit and go to v2.
 // Unaligned rows (odd N, sliced views) take the same path with element-wise loads.
 // Prediction: near the copy ceiling for mid-sized rows; short rows still leave threads idle.
-#include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 652-4138 GB/s (median 2091); bf16 246-3990 GB/s (median 1423).
+// Limit: 256 threads a row whatever N (a 128-value row keeps 224 of them idle), two reductions
+// with barriers each, and rows beyond one block's registers go to v2.
+#include "export.cuh"
+#include "fast_exp2.cuh"
+#include "reduce.cuh"
+#include "slots.cuh"
+#include "vec16.cuh"
 
 constexpr int V3_THREADS = 256;
 
@@ -37,12 +41,13 @@ __device__ void registers_softmax(const T* x, T* y, long long M, int N, long lon
 }
 // --8<-- [end:kernel]
 
-// --8<-- [start:configs]
-// K, the slots of 16 bytes a thread holds: the launcher takes the smallest that holds the row.
-#define V3_CONFIGS(X) X(1) X(2) X(4) X(8) X(16)
-// --8<-- [end:configs]
 #define V3_KERNEL(tag, T, K)                                                                       \
     SOFTMAX_EXPORT(softmax_v3_k##K##_##tag, T, __launch_bounds__(V3_THREADS, 1),                   \
                    registers_softmax<T, K>)
-#define V3_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V3_KERNEL, __VA_ARGS__)
-V3_CONFIGS(V3_EVERY_DTYPE)
+#define V3(K) SOFTMAX_EVERY_DTYPE(V3_KERNEL, K)  // softmax_v3_k<K>_<dtype>
+
+// --8<-- [start:configs]
+// K, the slots of 16 bytes a thread holds: the launcher takes the smallest that holds the row
+// (configs.py lists the same).
+V3(1) V3(2) V3(4) V3(8) V3(16)
+// --8<-- [end:configs]

@@ -12,51 +12,12 @@
 // element, which 16-bit types need (8 elements per 16-byte load). Rows up to 1024 * 4 * 4 = 16384 fp32 / 1024 * 4 * 8 = 32768
 // 16-bit elements fit; longer rows go to v5 (Hopper) or v2.
 // Prediction: short rows climb from v3's level to the copy ceiling; long rows gain little.
-#if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough
-#pragma once
-#endif
-#include "softmax_common.cuh"
-// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 1766-4247 GB/s (median 4115); bf16 1071-4190 GB/s (median 4127).
-
-// Replace each held value by exp(x - m) for the thread's own maximum m, and return
-// {m, sum}. A thread may hold nothing but -inf and NaN (fmaxf skips NaN, so m = -inf): the
-// offset is then 0, the -inf become 0 and the NaN stays NaN, so the row's sum, and with it the
-// whole row, is NaN, as in torch.
-template <int K, int V>
-__device__ __forceinline__ MaxSum exp_in_place(float (&v)[K][V]) {
-    const float m = held_max(v);
-    return {m, exp_sum_in_place(v, m)};
-}
-
-// Multiply the held exp(x - m_own) by exp(m_own - M) / S: the softmax of the whole row.
-template <int K, int V>
-__device__ __forceinline__ void rescale(float (&v)[K][V], float m_own, MaxSum row) {
-    scale(v, fast_exp2((m_own - row.m) * LOG2E) / row.s);
-}
-
-// --8<-- [start:group_merge]
-// Merge the {max, sum} partials of the GROUP threads that share a row. Groups of up to 32
-// lanes are adjacent lanes of one warp: shuffles alone. Larger groups are the whole block:
-// each warp posts its partial, one barrier, then every warp merges all the posts itself (no
-// second barrier to broadcast a result). The posts alternate between two buffers from one
-// call to the next, so the next row's posts cannot overwrite ones still being read.
-template <int GROUP>
-__device__ __forceinline__ MaxSum group_merge(MaxSum v, int parity = 0) {
-    if constexpr (GROUP <= 32) {
-        return warp_merge(v, GROUP);
-    } else {
-        constexpr int WARPS = GROUP / 32;
-        __shared__ MaxSum post[2][WARPS];
-        int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-        v = warp_merge(v);
-        if (lane == 0) post[parity][warp] = v;
-        __syncthreads();
-        v = lane < WARPS ? post[parity][lane] : MaxSum{-CUDART_INF_F, 0.f};
-        return warp_merge(v);  // all 32 lanes, so every lane holds the total
-    }
-}
-// --8<-- [end:group_merge]
+// Limit: a row must fit one block's registers, and the merge of {max, sum} pairs costs two
+// exponentials per shuffle step, which 16-bit rows (few values a thread) feel.
+#include "export.cuh"
+#include "group_merge.cuh"  // exp_in_place, group_merge, rescale
+#include "slots.cuh"
+#include "vec16.cuh"
 
 // --8<-- [start:kernel]
 template <typename T, int GROUP, int K>
@@ -83,20 +44,17 @@ __device__ void shaped_softmax(const T* x, T* y, long long M, int N, long long x
 }
 // --8<-- [end:kernel]
 
-// --8<-- [start:configs]
-// (GROUP, K): GROUP threads share a row (a whole block from 64 on), each holding K slots of 16
-// bytes. __launch_bounds__ keeps registers x block within the SM's 65536 (tests/test_bridge.py
-// checks it) and ptxas reports no spills.
-#define V4_CONFIGS(X)                                                                              \
-    X(1, 1) X(1, 2) X(2, 2) X(4, 1) X(4, 2) X(4, 4) X(8, 1) X(8, 2) X(8, 4)                        \
-    X(16, 1) X(16, 2) X(16, 4) X(32, 1) X(32, 2) X(32, 4) X(32, 8)                                 \
-    X(64, 4) X(64, 8) X(128, 2) X(128, 4) X(128, 8) X(256, 2) X(256, 4) X(256, 8)                 \
-    X(512, 2) X(512, 4) X(512, 8) X(1024, 2) X(1024, 4)
-// --8<-- [end:configs]
 #define V4_KERNEL(tag, T, GROUP, K)                                                                \
     SOFTMAX_EXPORT(softmax_v4_g##GROUP##_k##K##_##tag, T,                                          \
                    __launch_bounds__((GROUP <= 32 ? 128 : GROUP), 1), shaped_softmax<T, GROUP, K>)
-#define V4_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V4_KERNEL, __VA_ARGS__)
-#if __INCLUDE_LEVEL__ == 0  // this file is the one being built, not a later rung including it
-V4_CONFIGS(V4_EVERY_DTYPE)
-#endif
+#define V4(GROUP, K) SOFTMAX_EVERY_DTYPE(V4_KERNEL, GROUP, K)  // softmax_v4_g<GROUP>_k<K>_<dtype>
+
+// --8<-- [start:configs]
+// (GROUP, K): GROUP threads share a row (a whole block from 64 on), each holding K slots of 16
+// bytes (configs.py lists the same). __launch_bounds__ keeps registers x block within the SM's
+// 65536 (tests/test_bridge.py checks it) and ptxas reports no spills.
+V4(1, 1) V4(1, 2) V4(2, 2) V4(4, 1) V4(4, 2) V4(4, 4) V4(8, 1) V4(8, 2) V4(8, 4)
+V4(16, 1) V4(16, 2) V4(16, 4) V4(32, 1) V4(32, 2) V4(32, 4) V4(32, 8)
+V4(64, 4) V4(64, 8) V4(128, 2) V4(128, 4) V4(128, 8) V4(256, 2) V4(256, 4) V4(256, 8)
+V4(512, 2) V4(512, 4) V4(512, 8) V4(1024, 2) V4(1024, 4)
+// --8<-- [end:configs]

@@ -12,47 +12,17 @@
 // until the others have read it without stalling the stores.
 // Needs sm_90 (clusters, DSMEM): on Ampere and Ada the launcher uses v2 for such rows.
 // Prediction: long rows reach the copy ceiling; few-row shapes run on 8x more SMs.
-// Measured (H200, results/h200/softmax.json, copy 4273 GB/s),
-// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): fp32 165-3752 GB/s (median 3029); bf16 66-2920 GB/s (median 2248).
-// Rows of 32768 to 262144, % of copy: fp32 68-87%; bf16 60-65%.
-
-#if __INCLUDE_LEVEL__ > 0  // included by a later rung: once is enough
-#pragma once
-#endif
-#include <cooperative_groups.h>
-
-#include "softmax_v4_shape_specialised.cu"  // v4's exp_in_place, group_merge and rescale
+// Limit: a block of 1024 threads x 32 floats is alone on its SM, which moves no bytes while it
+// waits at the cluster barrier; 16-bit rows hold 8 values a slot, so their largest
+// configurations would not fit in registers.
+#include "cluster.cuh"      // cluster_columns, cluster_arrive, cluster_wait
+#include "export.cuh"
+#include "group_merge.cuh"  // v4's exp_in_place, group_merge and rescale
+#include "slots.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "softmax_v5_cluster.cu uses thread-block clusters: build it for sm_90a"
+#error "v5_cluster.cu uses thread-block clusters: build it for sm_90a"
 #endif
-
-namespace cg = cooperative_groups;
-
-// --8<-- [start:cluster]
-// The columns [begin, end) of a row that block `rank` of a CLUSTER-block cluster holds: the row
-// cut into CLUSTER chunks of whole 16-byte slots (the last chunks may be short or empty).
-template <typename T, int CLUSTER>
-__device__ __forceinline__ void cluster_columns(int N, int rank, int& begin, int& end) {
-    constexpr int V = Vec16<T>::size;
-    const int chunk = ((N + V - 1) / V + CLUSTER - 1) / CLUSTER * V;
-    begin = min(N, rank * chunk);
-    end = min(N, begin + chunk);
-}
-
-// The two halves of a cluster barrier: arrive (release) and wait (acquire), so a block can do
-// work between saying "I am done reading" and waiting for the others to say it.
-__device__ __forceinline__ void cluster_arrive() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() {
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-// BLOCKS(X, C), a later rung's list of blocks in clusters of C, for each cluster size C its
-// launcher may choose (16 is "non-portable": the launcher allows it on the kernel first).
-#define EVERY_CLUSTER(BLOCKS, X) BLOCKS(X, 1) BLOCKS(X, 2) BLOCKS(X, 4) BLOCKS(X, 8) BLOCKS(X, 16)
-// --8<-- [end:cluster]
 
 // --8<-- [start:kernel]
 template <typename T, int THREADS, int K, int CLUSTER>
@@ -87,23 +57,20 @@ __device__ void cluster_softmax(const T* x, T* y, long long M, int N, long long 
 }
 // --8<-- [end:kernel]
 
-// --8<-- [start:configs]
-// (THREADS, K, CLUSTER): CLUSTER blocks of THREADS threads, K slots of 16 bytes a thread, hold a
-// row. 16-bit types hold 8 values per slot, so their largest configurations would not fit in
-// registers: those are fp32 only.
-#define V5_CONFIGS(X)                                                                              \
-    X(256, 2, 2) X(256, 4, 2) X(512, 4, 2) X(1024, 2, 2) X(1024, 4, 2)                             \
-    X(256, 2, 4) X(256, 4, 4) X(512, 2, 4) X(512, 4, 4) X(1024, 2, 4) X(1024, 4, 4)                \
-    X(256, 2, 8) X(256, 4, 8) X(512, 2, 8) X(512, 4, 8) X(1024, 2, 8) X(1024, 4, 8)
-#define V5_CONFIGS_F32(X) X(512, 8, 2) X(512, 8, 4) X(512, 8, 8) X(1024, 8, 4) X(1024, 8, 8)
-// --8<-- [end:configs]
 #define V5_KERNEL(tag, T, THREADS, K, CLUSTER)                                                     \
     SOFTMAX_EXPORT(softmax_v5_t##THREADS##_k##K##_c##CLUSTER##_##tag, T,                           \
                    __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1),                   \
                    cluster_softmax<T, THREADS, K, CLUSTER>)
-#define V5_EVERY_DTYPE(...) SOFTMAX_EVERY_DTYPE(V5_KERNEL, __VA_ARGS__)
-#define V5_FLOAT32(...) V5_KERNEL(f32, float, __VA_ARGS__)
-#if __INCLUDE_LEVEL__ == 0  // this file is the one being built, not a later rung including it
-V5_CONFIGS(V5_EVERY_DTYPE)
-V5_CONFIGS_F32(V5_FLOAT32)
-#endif
+// softmax_v5_t<THREADS>_k<K>_c<CLUSTER>_<dtype>, for every dtype (V5) or float32 alone (V5_F32)
+#define V5(THREADS, K, CLUSTER) SOFTMAX_EVERY_DTYPE(V5_KERNEL, THREADS, K, CLUSTER)
+#define V5_F32(THREADS, K, CLUSTER) SOFTMAX_FLOAT32(V5_KERNEL, THREADS, K, CLUSTER)
+
+// --8<-- [start:configs]
+// (THREADS, K, CLUSTER): CLUSTER blocks of THREADS threads, K slots of 16 bytes a thread, hold a
+// row (configs.py lists the same). 16-bit types hold 8 values per slot, so their largest
+// configurations would not fit in registers: those are fp32 only.
+V5(256, 2, 2) V5(256, 4, 2) V5(512, 4, 2) V5(1024, 2, 2) V5(1024, 4, 2)
+V5(256, 2, 4) V5(256, 4, 4) V5(512, 2, 4) V5(512, 4, 4) V5(1024, 2, 4) V5(1024, 4, 4)
+V5(256, 2, 8) V5(256, 4, 8) V5(512, 2, 8) V5(512, 4, 8) V5(1024, 2, 8) V5(1024, 4, 8)
+V5_F32(512, 8, 2) V5_F32(512, 8, 4) V5_F32(512, 8, 8) V5_F32(1024, 8, 4) V5_F32(1024, 8, 8)
+// --8<-- [end:configs]
