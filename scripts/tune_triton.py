@@ -2,24 +2,31 @@
 
 Usage (on a GPU): python3 scripts/tune_triton.py OUT.json
 Writes OUT.json (every timing, with commit, GPU, driver, versions and date) and OUT_best.json, the
-table `triton` reads: copy it to src/phase24/softmax/triton_configs.json (scripts/gpu-session.sh's
-`tune-triton` step does). A candidate is timed only if it runs its own rung's kernel on the shape
-(not a fallback) and its output matches the float64 reference.
+table `triton` reads: copy it to src/phase24/softmax/triton/triton_configs.json
+(scripts/gpu-session.sh's `tune-triton` step does). A candidate is timed only if it runs its own
+rung's kernel on the shape (not a fallback) and its output matches the float64 reference.
        python3 scripts/tune_triton.py --from RUN.json BEST.json   rebuilds the table from a run.
 """
 
 import dataclasses
-import datetime
 import json
 import sys
 
 import torch
 
-from phase24.harness import bench
-from phase24.harness.bench import bytes_moved, copy_gbps, standard_shapes, time_us
-from phase24.softmax.args import DTYPE_TAG
-from phase24.softmax.triton_ladder import (best, common, v1_rows, v2_split, v3_lagged, v4_ring,
-                                           v5_whole_row)
+from phase24.core.provenance import stamp
+from phase24.harness.bench import verify
+from phase24.core.timing import copy_gbps
+from phase24.core.timing import flushed_us as time_us
+from phase24.softmax.spec import OP, bytes_moved as moved, shapes as standard_shapes
+
+
+def bytes_moved(m, n, dtype):
+    return moved((m, n), dtype)
+from phase24.core.dtypes import TAG
+from phase24.softmax.args import rows_class
+from phase24.softmax.triton import (best, common, v1_rows, v2_split, v3_lagged, v4_ring,
+                                    v5_whole_row)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
@@ -51,18 +58,20 @@ def main(out_path: str) -> None:
             out = torch.empty_like(x)
             timings = []
             for name, config in candidates(m, n, x.element_size(), sms):
-                plan = best.TUNED[name].plan(x, out, config)
+                rung = best.TUNED[name]
+                plan = rung.decide(x, out, config)
                 entry = {"rung": name, "config": dataclasses.asdict(config),
                          "runs": plan.describe()}
                 if plan.launches[0].rung != name:
                     timings.append({**entry, "skipped": "falls back"})
                     continue
-                common.run(plan, x, out)
-                why = bench.verify(out, x)
+                rung.softmax_rows(x, out, config)
+                why = verify(OP, out, (x,))
                 if why:
                     timings.append({**entry, "skipped": f"wrong: {why}"})
                     continue
-                us = time_us(lambda p=plan: common.run(p, x, out), warmup_ms=5, rep_ms=25)
+                us = time_us(lambda r=rung, c=config: r.softmax_rows(x, out, c), warmup_ms=5,
+                             rep_ms=25)
                 timings.append({**entry, "us": round(us, 2), "pct_copy": round(
                     100 * bytes_moved(m, n, dtype) / us / 1e3 / copy, 1)})
             timed = sorted((t for t in timings if "us" in t), key=lambda t: t["us"])
@@ -71,11 +80,10 @@ def main(out_path: str) -> None:
             print(f"{dtname:8s} {m:>8d}x{n:<7d} best {timed[0] if timed else None}", flush=True)
             del x, out
             torch.cuda.empty_cache()
-    info = bench.gpu_info()
+    info = stamp()
     run = {"copy_gbps": round(copy, 1), "gpu": info["gpu"], "sms": sms, "driver": info["driver"],
-           "versions": bench.versions(), "commit": bench.git_commit(),
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "timing": "harness/bench.py time_us, warm-up 5 ms, ~25 ms of repetitions",
+           "versions": info["versions"], "commit": info["commit"], "date": info["date"],
+           "timing": "core/timing.py flushed_us, warm-up 5 ms, ~25 ms of repetitions",
            "shapes": shapes}
     with open(out_path, "w") as f:
         json.dump(run, f, indent=1)
@@ -88,10 +96,10 @@ def write_best(run: dict, path: str, source: str) -> None:
     rows = []
     for e in run["shapes"]:
         if e["best"]:
-            key = dict(block_n=common.next_pow2(e["N"]), rows=best.rows_class(e["M"]))
+            key = dict(block_n=common.next_pow2(e["N"]), rows=rows_class(e["M"]))
             pick = {"rung": e["best"]["rung"], "config": e["best"]["config"], "us": e["best"]["us"],
                     "shape": f"{e['M']}x{e['N']}"}
-            tag = DTYPE_TAG[DTYPES[e["dtype"]]]
+            tag = TAG[DTYPES[e["dtype"]]]
             rows.append({"dtype": tag, **key, **pick})
             if tag == "bf16":
                 rows.append({"dtype": "f16", **key, **pick})

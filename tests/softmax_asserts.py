@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from phase24.harness.cases import with_specials
+from phase24.softmax.cases import with_specials
 from phase24.softmax import softmax_reference
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
@@ -48,8 +48,9 @@ def randn(shape, dtype, seed, device="cpu", scale=3.0) -> torch.Tensor:
 
 
 def specials(m: int, n: int, dtype, seed: int, device="cpu", shift: int = 0) -> torch.Tensor:
-    """The checker's special-value rows (harness/cases.py with_specials), m >= 8."""
-    return with_specials(m, n, shift).make(dtype, device, torch.Generator(device).manual_seed(seed))
+    """The checker's special-value rows (softmax/cases.py with_specials), m >= 8."""
+    (x,) = with_specials(m, n, shift).make(dtype, device, torch.Generator(device).manual_seed(seed))
+    return x
 
 
 def busy_gpu(ms: float, programs: int):

@@ -16,8 +16,8 @@ import torch
 
 from phase24.softmax import IMPLEMENTATIONS, softmax_reference
 from phase24.softmax.args import run_rows
-from phase24.softmax.triton_ladder import (RUNGS, common, v1_rows, v3_lagged, v4_ring,
-                                           v5_whole_row, which)
+from phase24.softmax.triton import (RUNGS, common, v1_rows, v3_lagged, v4_ring, v5_whole_row,
+                                    which)
 from softmax_asserts import (DTYPES, assert_softmax, check_on_a_busy_gpu,
                              check_two_graphs_replayed, randn, specials)
 
@@ -29,8 +29,7 @@ WAITING = ("triton-v3", "triton-v4", "triton-v5", "triton")
 
 
 def forced(name, config):
-    rung = RUNGS[name]
-    return lambda x: run_rows(lambda a, o: common.run(rung.plan(a, o, config), a, o), x)
+    return lambda x: run_rows(lambda a, o: RUNGS[name].softmax_rows(a, o, config), x)
 
 
 def configurations(name: str, n: int, elem: int) -> list:
@@ -60,7 +59,7 @@ def test_gpu_every_rung_and_configuration(dtype):
                 what = f"{name} {config} {x.shape} {dtype}"
                 assert_softmax(f(x), x, what)
                 if name in ("triton-v4", "triton-v5") and n >= 32768:
-                    ran = RUNGS[name].plan(x, torch.empty_like(x), config).launches[0].rung
+                    ran = RUNGS[name].decide(x, torch.empty_like(x), config).launches[0].rung
                     assert ran == name, f"{what}: fell back to {ran}"
     for m, n in FEW_ROWS:
         x = (specials(m, n, dtype, seed=m + n, device="cuda") if m >= 8 else
@@ -160,6 +159,7 @@ def test_gpu_small_gpu(name, monkeypatch):
     for sms, x in [(sms, x) for sms in (16, 2) for dtype in (torch.bfloat16, torch.float32)
                    for x in _mixed_inputs(dtype, 60)]:
         monkeypatch.setattr(common, "num_sms", lambda device, sms=sms: sms)
+        common.forget()  # (decisions are kept per shape: made again for this GPU size)
         f(x)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -192,14 +192,15 @@ def test_gpu_a_wait_that_cannot_end_stops_with_an_error():
     # gets a CUDA error instead of hanging.
     code = textwrap.dedent("""
         import dataclasses, os, torch
-        from phase24.softmax.triton_ladder import common, v3_lagged
+        from phase24.softmax.triton import common, v3_lagged
         x = torch.randn(4, 8 * 2048, device="cuda")
         out = torch.empty_like(x)
-        plan = v3_lagged.plan(x, out)
+        plan = v3_lagged.decide(x, out)
         bad = dataclasses.replace(plan.launches[0], grid=1,
                                   args=plan.launches[0].args[:-1] + (10**6,))
+        bad_plan = dataclasses.replace(plan, launches=(bad,))
         try:
-            common.run(dataclasses.replace(plan, launches=(bad,)), x, out)
+            common.launch_rows(lambda *_: bad_plan, x, out)
             torch.cuda.synchronize()
         except Exception as err:
             print("error:", type(err).__name__, err, flush=True)

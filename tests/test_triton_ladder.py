@@ -1,6 +1,6 @@
 """The Triton rungs through their registry entries, on small shapes (CI: in Triton's interpreter).
 
-Without a GPU the lab runs Triton in its interpreter (phase24.softmax.triton_ladder sets
+Without a GPU the lab runs Triton in its interpreter (phase24.softmax.triton sets
 TRITON_INTERPRET=1 when no GPU is found), so these tests run as they are on a CPU machine; on a
 GPU machine the same tests run compiled. Forced configurations reach each path of each rung on
 small shapes: several rows per tile, a split row combined over several steps, one-read rows of
@@ -10,8 +10,10 @@ say they fall back, and what they run. tests/test_triton_gpu.py runs every rung 
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,8 +24,8 @@ import torch
 
 from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError
 from phase24.softmax.args import MAX_ROW, run_rows
-from phase24.softmax.triton_ladder import (INTERPRETED, RUNGS, best, common, v1_rows, v2_split,
-                                           v3_lagged, v4_ring, v5_whole_row, which)
+from phase24.softmax.triton import (INTERPRETED, RUNGS, best, common, v1_rows, v2_split,
+                                    v3_lagged, v4_ring, v5_whole_row, which)
 from softmax_asserts import DTYPES, assert_softmax, randn, specials
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +54,7 @@ def run(path: str, x: torch.Tensor) -> torch.Tensor:
     name, config = PATHS[path]
     if config is None:
         return IMPLEMENTATIONS[name](x)
-    rung = RUNGS[name]
-    return run_rows(lambda a, o: common.run(rung.plan(a, o, config), a, o), x)
+    return run_rows(lambda a, o: RUNGS[name].softmax_rows(a, o, config), x)
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -91,8 +92,7 @@ def test_every_output_element_written(path):
     for dtype in (torch.float32, torch.bfloat16):
         x = randn((9, 45), dtype, seed=21, device=DEVICE)
         out = torch.full_like(x, float("nan"))
-        rung = RUNGS[name]
-        common.run(rung.plan(x, out, config) if config else rung.plan(x, out), x, out)
+        RUNGS[name].softmax_rows(x, out, config)
         assert not out.isnan().any(), f"{path} {dtype}: unwritten elements"
         assert_softmax(out, x, f"{path} {dtype} poisoned output")
 
@@ -124,21 +124,36 @@ def test_split_combines_many_partials_in_steps():
     # overflows float32 if the combine takes its maximum from the first steps only).
     x = randn((2, 700), torch.float32, seed=41, device=DEVICE)
     x[1, 690] = 100.0
-    assert "PBLOCK=2" in v2_split.plan(x, x, PATHS["v2-steps"][1]).describe()
+    assert "PBLOCK=2" in v2_split.decide(x, x, PATHS["v2-steps"][1]).describe()
     assert_softmax(run("v2-steps", x), x, "44 partials, 2 a step")
 
 
 def test_which_names_what_runs(monkeypatch):
-    # For every rung, which() is the description of the plan common.run is handed.
+    # For every rung, which() names the kernels its entry launches, with their grids and
+    # meta-parameters, in order (recorded at `kernel[grid](...)`; each key's first call goes
+    # there, and in the interpreter every call does).
+    from triton.runtime import KernelInterface  # (after phase24.softmax.triton chose the mode)
+
     seen = []
-    real = common.run
-    monkeypatch.setattr(common, "run", lambda plan, a, o: (seen.append(plan.describe()),
-                                                             real(plan, a, o)))
+    kernels = [v for rung in RUNGS.values() for v in vars(rung).values()
+               if isinstance(v, KernelInterface)]
+    for cls in {next(c for c in type(k).__mro__ if "__getitem__" in vars(c)) for k in kernels}:
+        real = vars(cls)["__getitem__"]  # (patched where defined: a subclass's is inherited)
+
+        def getitem(kernel, grid, real=real):
+            launch = real(kernel, grid)
+            return lambda *args, **meta: (
+                seen.append(common.Launch("", kernel, grid[0], (), meta).describe().strip()),
+                launch(*args, **meta))[1]
+
+        monkeypatch.setattr(cls, "__getitem__", getitem)
     for name in RUNGS:
         for shape in ((8, 100), (3, 5000)):
             x = randn(shape, torch.float32, seed=5, device=DEVICE)
+            common.forget()
+            seen.clear()
             IMPLEMENTATIONS[name](x)
-            assert seen[-1] == which(x, name), name
+            assert seen == re.findall(r"\w+_kernel\[\d+\]\([^)]*\)", which(x, name)), name
     x = randn((8, 100), torch.float32, seed=5, device=DEVICE)
     assert which(x, "triton-v1").startswith("triton-v1 rows_kernel")
     assert which(x, "triton-v2").count("triton-v2") == 2  # two launches
@@ -156,11 +171,11 @@ def test_heuristic_dispatch(monkeypatch):
     # long rows to v3, many long rows to v5, each with its fallbacks.
     monkeypatch.setattr(best, "lookup", lambda x2d: None)
     x = torch.empty(8, 32768, device=DEVICE)
-    assert best.plan(x, x).launches[0].rung == "triton-v1"
+    assert best.decide(x, x).launches[0].rung == "triton-v1"
     few = torch.empty(3, 65536, device=DEVICE)
     many = torch.empty(common.num_sms(few.device) + 1, 65536, device=DEVICE)
-    assert best.plan(few, few).describe() == v3_lagged.plan(few, few).describe()
-    assert best.plan(many, many).describe() == v5_whole_row.plan(many, many).describe()
+    assert best.decide(few, few).describe() == v3_lagged.decide(few, few).describe()
+    assert best.decide(many, many).describe() == v5_whole_row.decide(many, many).describe()
 
 
 def test_committed_table_is_well_formed():
@@ -236,6 +251,120 @@ def test_exchange_words_one_buffer_per_stream():
     assert c is not d and not any(c is kept for kept in common._WORDS.values())
 
 
+# ------------------------------------------------------------ decided once, then replayed ----
+
+def _counting(decide):
+    calls = []
+
+    def counted(x2d, out, config=None):
+        calls.append(tuple(x2d.shape))
+        return decide(x2d, out, config)
+
+    return counted, calls
+
+
+def test_decided_once_per_key():
+    # The decision (rung, configuration, grid, arguments, scratch) is made on a key's first call;
+    # a new shape, row stride, dtype or 16-byte alignment of x2d or of out makes a new one.
+    decide, calls = _counting(v3_lagged.decide)
+    common.forget()
+    base = randn((6, 80), torch.float32, seed=3, device=DEVICE)
+
+    def call(x, out=None):
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device) if out is None else out
+        common.launch_rows(decide, x, out)
+        assert_softmax(out, x, f"{tuple(x.shape)} {x.stride()} {x.dtype}")
+        return len(calls)
+
+    assert call(base[:, :64]) == 1
+    assert call(base[:, :64]) == 1                    # the same key: decided once
+    assert call(base[:, 4:68]) == 1                   # 16 bytes further: the same alignment
+    assert call(base[:5, :64]) == 2                   # another shape
+    assert call(base[:, :64].contiguous()) == 3       # another row stride
+    assert call(base[:, :64].bfloat16()) == 4         # another dtype
+    assert call(base[:, 1:65]) == 5                   # x2d 4 bytes off 16
+    skew = torch.empty(6 * 64 + 1, device=DEVICE)[1:].view(6, 64)
+    assert call(base[:, :64], skew) == 6              # out 4 bytes off 16
+    assert call(base[:, :64], skew) == 6
+    x = base[:, :64]
+    assert common.decided(decide, x, torch.empty_like(x)).plan.describe() == which(x, "triton-v3")
+
+
+class _Compiled:
+    """A stand-in for Triton's CompiledKernel: records each launch."""
+    function, packed_metadata = "function", "packed"
+
+    def __init__(self):
+        self.launches = []
+
+    def run(self, *args):
+        self.launches.append(args)
+
+
+def test_replay_passes_the_first_calls_arguments(monkeypatch):
+    # On a GPU a key's later calls launch the CompiledKernel the first call's kernel[grid](...)
+    # returned (common.launch_compiled), with every parameter the first call bound, constexprs
+    # included, and this call's pointers; the exchange scratch is fetched on every call. Here
+    # with the launch stubbed, as on a GPU.
+    compiled, first, words = _Compiled(), [], []
+
+    def launch(p, x2d, out, ws):
+        (k,) = p.launches
+        first.append((x2d, out, ws, *k.args, *(k.meta[n] for n in k.kernel.arg_names[8:])))
+        return [compiled]
+
+    def decide(x2d, out, config=None):
+        meta = dict(SEG=64, PAIRS=False, NEG_PAIR=0, PBLOCK=16, GPU=True, num_warps=1,
+                    launch_cooperative_grid=True)
+        return common.Plan((common.Launch("triton-v3", v3_lagged.lagged_kernel, 3,
+                                          (6, 64, 80, 1, common.DEADLINE_NS), meta),),
+                           launch, scratch="exchange", words=6)
+
+    def exchange_words(device, n):
+        words.append(torch.zeros(common.HEAD + n, dtype=torch.int64))
+        return words[-1]
+
+    monkeypatch.setattr(common, "INTERPRETED", False)
+    monkeypatch.setattr(common, "REPLAY_KNOWN", True)
+    monkeypatch.setattr(common, "current_stream", lambda index: 1234)
+    monkeypatch.setattr(common, "exchange_words", exchange_words)
+    common.forget()
+    base = torch.randn(6, 80)
+    x, out = base[:, :64], torch.empty(6, 64)
+    common.launch_rows(decide, x, out)
+    assert len(first) == 1 and not compiled.launches
+    x2, out2 = base[:, 4:68], torch.empty(6, 64)
+    common.launch_rows(decide, x2, out2)
+    assert len(first) == 1 and len(words) == 2
+    (got,) = compiled.launches
+    assert got[:9] == (3, 1, 1, 1234, "function", "packed", None, None, None)
+    assert got[9:12] == (x2.data_ptr(), out2.data_ptr(), words[1].data_ptr())
+    assert got[12:] == first[0][3:]
+    assert len(got) - 9 == len(v3_lagged.lagged_kernel.arg_names)
+    common.forget()
+
+
+def test_replay_knows_this_triton():
+    # launch_compiled repeats the last lines of JITFunction.run of the Triton versions it knows:
+    # on any other version this fails (read jit.py's run and compiler.py's CompiledKernel again,
+    # then add the version to common.KNOWN_TRITON).
+    import triton
+    from triton.compiler.compiler import CompiledKernel
+    from triton.runtime.jit import JITFunction
+
+    assert triton.__version__.startswith(common.KNOWN_TRITON), triton.__version__
+    run = inspect.getsource(JITFunction.run)
+    assert ("kernel.run(grid_0, grid_1, grid_2, stream, kernel.function, kernel.packed_metadata, "
+            "launch_metadata,\n") in run
+    assert "knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, *bound_args.values())" \
+        in run
+    assert "stream = driver.active.get_current_stream(device)" in run
+    from triton.backends.driver import GPUDriver  # ... which is torch's current raw stream
+    assert "self.get_current_stream = _cuda_getCurrentRawStream" in inspect.getsource(GPUDriver)
+    assert {"run", "launch_metadata", "_init_handles"} <= set(vars(CompiledKernel))
+    assert hasattr(triton.knobs.runtime.launch_enter_hook, "calls")
+
+
 # ------------------------------------------------------------------- compiled for each GPU ----
 
 COMPILE_CHECK = ROOT / "tests" / "triton_compile_check.py"
@@ -253,13 +382,13 @@ def test_kernels_compile_for_ampere_ada_hopper():
 
 
 def test_benchmark_records_the_kernels_run():
-    # The benchmark's `plan` field: which() for the Triton rungs, nothing for the others.
-    from phase24.harness.bench import plan_of
+    # The benchmark's `plan` field: which() of the operation, the same words the call launches.
+    from phase24.softmax.spec import OP
 
     x = torch.empty(8, 100, device=DEVICE)
     for name in RUNGS:
-        assert plan_of(name, x) == which(x, name)
-    assert plan_of("torch", x) is None and plan_of("cuda", x) is None
+        assert OP.which(name, (x,)) == which(x, name)
+    assert OP.which("torch", (x,)) == "torch.softmax"
 
 
 # ------------------------------------------------------------------------ learner's file ----

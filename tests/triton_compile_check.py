@@ -12,7 +12,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from triton.experimental.gluon._runtime import GluonASTSource
 
-from phase24.softmax.triton_ladder import v3_lagged, v4_ring, v5_whole_row
+from phase24.softmax.triton import v3_lagged, v4_ring, v5_whole_row
 
 INTS = {"M": "i32", "N": "i32", "stride_x": "i32", "S": "i32", "DEADLINE": "i64"}
 ALIGNED = {(i,): [["tt.divisibility", 16]] for i in range(3)}  # the three pointers

@@ -26,8 +26,8 @@ from typing import Callable
 
 import torch
 
-from phase24.softmax.args import check_input, run_rows
-from phase24.softmax.triton_ladder import INTERPRETED
+from phase24.softmax.args import entry
+from phase24.softmax.triton import INTERPRETED
 
 
 class LearnerFileError(ValueError):
@@ -85,8 +85,8 @@ def count_launches(module, path: Path) -> Callable[[], int]:
 
 
 def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Tensor]:
-    """Import the learner's .py file and return a registry-style softmax ``f(x) -> tensor``,
-    whose ``row_kernel(x2d, out)`` is the file's ``softmax_rows`` with the launch check."""
+    """Import the learner's .py file and return a registry-style ``softmax(x, out=None)`` that
+    runs the file's ``softmax_rows`` with the launch check."""
     path = Path(path)
     if not path.is_file():
         raise LearnerFileError(f"{path}: no such file")
@@ -108,11 +108,5 @@ def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Ten
             raise LearnerFileError(f"no Triton kernel of {path.name} ran: softmax_rows must "
                                    "compute the result with a @triton.jit kernel of the file")
 
-    def learner_softmax(x: torch.Tensor) -> torch.Tensor:
-        check_input(x, name, allow_cpu=INTERPRETED)
-        return run_rows(row_kernel, x)
-
-    learner_softmax.__name__ = f"learner_softmax_{path.stem}"
-    learner_softmax.__doc__ = f"softmax from the learner's file {path}"
-    learner_softmax.row_kernel = row_kernel
+    learner_softmax = entry(name, row_kernel, allow_cpu=INTERPRETED)
     return learner_softmax

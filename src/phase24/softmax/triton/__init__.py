@@ -11,8 +11,10 @@ kernel with its launcher, registered under its own name.
 | `triton-v5`    | `v5_whole_row.py` | the whole row in shared memory (Gluon)                    |
 | `triton`       | `best.py`         | the rung and configuration a tuned table picks per shape  |
 
-``which(x, name)`` says which kernel runs for ``x``, fallbacks included: it is computed by the
-same function that launches.
+Each rung file has ``softmax_rows(x2d, out, config=None)``, the learner's starter's contract
+(labs/starters/my_softmax.py): it launches the kernel(s) with ``kernel[(grid,)](...)`` written in
+that file (``launch``), after ``decide`` chose the grid, arguments, scratch and any fallback to
+another rung, once per key (common.py). ``which(x, name)`` describes that same decision.
 
 Without a GPU the kernels run in Triton's interpreter. Triton chooses between compiling and
 interpreting when it is first imported, from the variable TRITON_INTERPRET; so that nothing has
@@ -30,9 +32,9 @@ import torch
 if "TRITON_INTERPRET" not in os.environ and not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
 
-from phase24.softmax.args import check_input, rows_view, run_rows  # noqa: E402
-from phase24.softmax.triton_ladder import (best, common, v0_naive, v1_rows,  # noqa: E402
-                                           v2_split, v3_lagged, v4_ring, v5_whole_row)
+from phase24.softmax.args import check_input, entry, rows_view  # noqa: E402
+from phase24.softmax.triton import (best, common, v0_naive, v1_rows, v2_split,  # noqa: E402
+                                    v3_lagged, v4_ring, v5_whole_row)
 
 RUNGS = {"triton-naive": v0_naive, "triton-v1": v1_rows, "triton-v2": v2_split,
          "triton-v3": v3_lagged, "triton-v4": v4_ring, "triton-v5": v5_whole_row,
@@ -40,28 +42,19 @@ RUNGS = {"triton-naive": v0_naive, "triton-v1": v1_rows, "triton-v2": v2_split,
 INTERPRETED = common.INTERPRETED
 CPU_HINT = (" (without a GPU, Triton's interpreter runs CPU tensors; it is chosen when triton is "
             "first imported, with TRITON_INTERPRET=1, which the lab sets where no GPU is found)")
-
-
-def _entry(name: str, rung):
-    def softmax(x: torch.Tensor) -> torch.Tensor:
-        check_input(x, name, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT)
-        return run_rows(lambda x2d, out: common.run(rung.plan(x2d, out), x2d, out), x)
-
-    softmax.__name__ = f"softmax_{name.replace('-', '_')}"
-    softmax.__doc__ = f"Softmax over the last dimension with {name} ({rung.__name__})."
-    return softmax
-
-
-IMPLEMENTATIONS = {name: _entry(name, rung) for name, rung in RUNGS.items()}
+IMPLEMENTATIONS = {name: entry(name, rung.softmax_rows, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT)
+                   for name, rung in RUNGS.items()}
 
 
 def which(x: torch.Tensor, name: str = "triton") -> str:
-    """The launches rung ``name`` makes for a tensor like ``x``, in words (fallbacks included)."""
+    """The launches rung ``name`` makes for a tensor like ``x``, in words (fallbacks included):
+    the decision its ``softmax_rows`` launches for x's key (common.decided, made once a key)."""
     check_input(x, name, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT)
     if x.numel() == 0:
         return "nothing to launch (empty tensor)"
     x2d = rows_view(x)
-    return RUNGS[name].plan(x2d, torch.empty(x2d.shape, dtype=x.dtype, device=x.device)).describe()
+    out = torch.empty(x2d.shape, dtype=x.dtype, device=x.device)
+    return common.decided(RUNGS[name].decide, x2d, out).plan.describe()
 
 
 __all__ = ["IMPLEMENTATIONS", "RUNGS", "INTERPRETED", "which"]

@@ -2,7 +2,9 @@
 
 * ``LOG2E`` and small integer helpers;
 * ``Launch`` and ``Plan``: a launch decided in full (kernel, grid, arguments, options), so that
-  what ``which()`` prints is what ``run()`` launches;
+  what ``which()`` prints is what runs;
+* ``launch_rows``: every rung's ``softmax_rows``: its ``decide`` runs once per key (shape,
+  strides, dtype, device, alignment); later calls replay (``launch_compiled``);
 * the facts about a GPU a launcher reads (SMs, shared memory, programs resident per SM), per device;
 * ``exchange_words``: the scratch through which the programs of one launch trade partial
   results (rungs v3 to v5), and the rules that keep it to one launch at a time.
@@ -15,9 +17,12 @@ import functools
 import threading
 import warnings
 
+from typing import Callable
+
 import torch
 import triton
 import triton.language as tl
+from triton import knobs
 
 LOG2E = tl.constexpr(1.4426950408889634)  # exp(v) = exp2(v * log2(e))
 DEADLINE_NS = 10**10  # a wait longer than this is a bug: the kernel stops with an error (v3-v5)
@@ -64,13 +69,16 @@ class Launch:
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """The launches that compute one call, in order, and the scratch they share: none, ``words``
-    int64 words made fresh for the call ("fresh"), or the launch's exchange words ("exchange")."""
+    """What a rung's ``decide`` chose for a shape: the launches that compute one call, in order;
+    ``launch``, the function of the rung file whose ``kernel[(grid,)](...)`` makes them; and the
+    scratch they share: none, ``words`` int64 words made fresh for the call ("fresh"), or the
+    launch's exchange words ("exchange")."""
 
     launches: tuple
+    launch: Callable  # launch(plan, x2d, out, scratch) -> the kernels it launched, in order
     scratch: str = ""
     words: int = 0
-    note: str = ""   # why a rung runs another rung's kernel here, if it does
+    note: str = ""    # why a rung runs another rung's kernel here, if it does
 
     def describe(self) -> str:
         text = "; then ".join(launch.describe() for launch in self.launches)
@@ -82,18 +90,109 @@ def fallback(plan: Plan, why: str) -> Plan:
     return dataclasses.replace(plan, note=why + (f"; {plan.note}" if plan.note else ""))
 
 
-def run(plan: Plan, x2d: torch.Tensor, out: torch.Tensor) -> None:
-    """Launch ``plan`` on x2d into out, under x2d's device (its current stream)."""
-    if x2d.is_cuda and x2d.device.index != torch.cuda.current_device():
+# ---- decided once per key, then replayed --------------------------------------------------------
+#
+# A rung's decision (rung, configuration, grid, the arguments other than pointers, scratch) depends
+# only on the key below: the shape, the row stride, the dtype, the device, and the 16-byte
+# alignment of x2d and out (v3 packs 16-bit pairs, v4 and v5 need 16-byte copies, and Triton
+# specialises pointers on it). Triton also specialises integer arguments (== 1, % 16 == 0): they
+# are M, N, the row stride, S (from N and the configuration) and DEADLINE_NS, all fixed by the key.
+# The first call of a key decides and launches through the rung's own ``kernel[(grid,)](...)``;
+# on a GPU later calls hand the compiled kernels that launch returned the same arguments, with
+# this call's pointers and scratch (``launch_compiled``). The scratch is fetched each call.
+
+_DECIDED: dict = {}
+_DECIDED_KEPT = 4096  # keys kept; all are dropped beyond
+
+
+@dataclasses.dataclass
+class Decided:
+    plan: Plan
+    replay: tuple = ()  # per launch: (compiled kernel, grid, arguments after the tensors)
+
+
+def key(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config) -> tuple:
+    return (decide, config, x2d.shape, x2d.stride(0), x2d.dtype, x2d.get_device(),
+            x2d.data_ptr() % 16, out.data_ptr() % 16)
+
+
+def decided(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config=None) -> Decided:
+    """The decision for x2d's key (``decide(x2d, out, config)``, called on the key's first use)."""
+    k = key(decide, x2d, out, config)
+    d = _DECIDED.get(k)
+    if d is None:
+        if len(_DECIDED) >= _DECIDED_KEPT:
+            _DECIDED.clear()
+        d = _DECIDED[k] = Decided(decide(x2d, out, config))
+    return d
+
+
+def forget() -> None:
+    """Drop every decision (after a test changed what a rung reads: SMs, the tuned table)."""
+    _DECIDED.clear()
+
+
+def launch_rows(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config=None) -> None:
+    """A rung's ``softmax_rows``: launch what ``decide`` chose for x2d's key, on x2d's device
+    (its current stream)."""
+    if x2d.is_cuda and x2d.get_device() != torch._C._cuda_getDevice():
         with torch.cuda.device(x2d.device):
-            return run(plan, x2d, out)
+            return launch_rows(decide, x2d, out, config)
+    d = decided(decide, x2d, out, config)
+    plan = d.plan
     tensors = (x2d, out)
     if plan.scratch == "exchange":
         tensors = (x2d, out, exchange_words(x2d.device, plan.words))
     elif plan.scratch == "fresh":
         tensors = (x2d, out, torch.empty(plan.words, dtype=torch.int64, device=x2d.device))
-    for launch in plan.launches:
-        launch.kernel[(launch.grid,)](*tensors, *launch.args, **launch.meta)
+    if d.replay:  # pointers as integers: the key holds the device, so they are this GPU's
+        stream = current_stream(x2d.get_device())
+        ptrs = tuple(t.data_ptr() for t in tensors)
+        for compiled, grid, args in d.replay:
+            launch_compiled(compiled, grid, stream, (*ptrs, *args))
+        return
+    kernels = plan.launch(plan, *tensors)
+    if not INTERPRETED and REPLAY_KNOWN:
+        d.replay = tuple((compiled, launch.grid, replay_args(launch, len(tensors)))
+                         for compiled, launch in zip(kernels, plan.launches, strict=True))
+
+
+def replay_args(launch: Launch, tensors: int) -> tuple:
+    """The kernel's arguments after the tensors as Triton's binder passes them to the compiled
+    kernel: ``launch.args``, then each remaining parameter (the constexprs) from ``launch.meta``,
+    in the kernel's order (num_warps and the other launch options are no parameters)."""
+    names = launch.kernel.arg_names[tensors + len(launch.args):]
+    return (*launch.args, *(launch.meta[name] for name in names))
+
+
+# Triton versions whose JITFunction.run launches as launch_compiled does (tests/test_triton_ladder.py
+# reads that function's source and fails on any other version).
+KNOWN_TRITON = ("3.6.",)
+REPLAY_KNOWN = triton.__version__.startswith(KNOWN_TRITON)
+
+
+def current_stream(index: int) -> int:
+    """The current stream of device ``index``, as Triton's launch reads it (its CUDA driver's
+    get_current_stream is this function)."""
+    return torch._C._cuda_getCurrentRawStream(index)
+
+
+def launch_compiled(compiled, grid: int, stream: int, args: tuple) -> None:
+    """Launch ``compiled`` (the CompiledKernel a ``kernel[(grid,)](...)`` call returned) on
+    (grid, 1, 1) on ``stream`` with ``args``: every kernel parameter, constexprs included, as
+    that call's binder bound them (pointers may be integers). These are the last lines of
+    Triton 3.6's JITFunction.run, without its binder, cache lookup and specialisation, which
+    the key made once. The launch options (num_warps, shared memory, launch_cooperative_grid)
+    are in ``compiled``'s metadata, so a cooperative launch stays cooperative. Launch hooks
+    (Proton's) run as in Triton's; with none installed (their chains empty) the launcher is
+    handed None for them and their metadata, which it then skips."""
+    enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+    if getattr(enter, "calls", enter) or getattr(leave, "calls", leave):
+        compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata,
+                     compiled.launch_metadata((grid, 1, 1), stream, *args), enter, leave, *args)
+    else:
+        compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata,
+                     None, None, None, *args)
 
 
 # ---- the GPU, per device ------------------------------------------------------------------------
@@ -168,13 +267,16 @@ def exchange_words(device: torch.device, words: int) -> torch.Tensor:
     """HEAD + ``words`` int64 words that no other launch uses while this one runs."""
     if INTERPRETED or device.type != "cuda" or torch.cuda.is_current_stream_capturing():
         return torch.zeros(HEAD + words, dtype=torch.int64, device=device)
-    key = (device.index, torch.cuda.current_stream(device).cuda_stream, words)
-    with _WORDS_LOCK:
-        buf = _WORDS.get(key)
-        if buf is None:
-            if len(_WORDS) >= _WORDS_KEPT:
-                _WORDS.clear()  # (a dropped buffer is freed in its stream's order)
-            buf = _WORDS[key] = torch.zeros(HEAD + words, dtype=torch.int64, device=device)
+    index = torch.cuda.current_device() if device.index is None else device.index
+    key = (index, current_stream(index), words)
+    buf = _WORDS.get(key)
+    if buf is None:
+        with _WORDS_LOCK:
+            buf = _WORDS.get(key)
+            if buf is None:
+                if len(_WORDS) >= _WORDS_KEPT:
+                    _WORDS.clear()  # (a dropped buffer is freed in its stream's order)
+                buf = _WORDS[key] = torch.zeros(HEAD + words, dtype=torch.int64, device=device)
     return buf
 
 

@@ -6,16 +6,13 @@ tutorial in its simplest form, and what the learner's starter (labs/starters/my_
 for. Every value is read once and written once; the warps grow with the row.
 Limit: the row is one block, so rows longer than MAX_N are refused (`triton` takes any length).
 """
-# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
-# bulk rows of 128-65536 values, % of copy: fp32 39.4-99.2, bf16 19.7-98.1;
-# few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.6 / - / 11.3 / -; bf16 7.5 / - / 9.1 / -.
 
 import triton
 import triton.language as tl
 
 from phase24.softmax.args import SoftmaxArgumentError
-from phase24.softmax.triton_ladder.common import LOG2E, Launch, Plan, next_pow2
+from phase24.softmax.triton import common
+from phase24.softmax.triton.common import LOG2E, Launch, Plan, next_pow2
 
 MAX_N = 65536
 
@@ -33,7 +30,7 @@ def naive_kernel(x_ptr, out_ptr, N, stride_x, BLOCK_N: tl.constexpr):
 # --8<-- [end:kernel]
 
 
-def plan(x2d, out, config=None) -> Plan:
+def decide(x2d, out, config=None) -> Plan:
     m, n = x2d.shape
     if n > MAX_N:
         raise SoftmaxArgumentError(
@@ -42,4 +39,14 @@ def plan(x2d, out, config=None) -> Plan:
     bn = next_pow2(n)
     warps = 4 if bn <= 2048 else 8 if bn <= 8192 else 16 if bn <= 16384 else 32
     return Plan((Launch("triton-naive", naive_kernel, m, (n, x2d.stride(0)),
-                        dict(BLOCK_N=bn, num_warps=warps)),))
+                        dict(BLOCK_N=bn, num_warps=warps)),), launch)
+
+
+def launch(p: Plan, x2d, out) -> list:
+    (k,) = p.launches
+    return [naive_kernel[(k.grid,)](x2d, out, *k.args, **k.meta)]
+
+
+def softmax_rows(x2d, out, config=None) -> None:
+    """The starter's contract (labs/starters/my_softmax.py): decided once per key, then launched."""
+    common.launch_rows(decide, x2d, out, config)

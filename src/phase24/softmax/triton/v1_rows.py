@@ -10,10 +10,6 @@ more, where a naive program already moves 8 KB or more, change little.
 Limit: rows of at most MAX_BLOCK_N values (one row per program at that length); longer rows are
 refused (`triton` takes any length).
 """
-# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
-# bulk rows of 128-32768 values, % of copy: fp32 96.5-97.7, bf16 78.4-98.6;
-# few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 8.6 / - / 11.4 / -; bf16 7.5 / - / 9.1 / -.
 
 import dataclasses
 
@@ -21,7 +17,8 @@ import triton
 import triton.language as tl
 
 from phase24.softmax.args import SoftmaxArgumentError
-from phase24.softmax.triton_ladder.common import LOG2E, Launch, Plan, cdiv, next_pow2
+from phase24.softmax.triton import common
+from phase24.softmax.triton.common import LOG2E, Launch, Plan, cdiv, next_pow2
 
 MAX_BLOCK_N = 32768
 
@@ -67,7 +64,7 @@ def candidates(n: int) -> list[Config]:
                                                      for per_thread in (8, 16, 32)]))
 
 
-def plan(x2d, out, config: Config | None = None) -> Plan:
+def decide(x2d, out, config: Config | None = None) -> Plan:
     m, n = x2d.shape
     bn = next_pow2(n)
     if bn > MAX_BLOCK_N:
@@ -76,4 +73,14 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
             "use 'triton', which splits long rows")
     c = config or default_config(n)
     return Plan((Launch("triton-v1", rows_kernel, cdiv(m, c.block_m), (m, n, x2d.stride(0)),
-                        dict(BLOCK_M=c.block_m, BLOCK_N=bn, num_warps=c.num_warps)),))
+                        dict(BLOCK_M=c.block_m, BLOCK_N=bn, num_warps=c.num_warps)),), launch)
+
+
+def launch(p: Plan, x2d, out) -> list:
+    (k,) = p.launches
+    return [rows_kernel[(k.grid,)](x2d, out, *k.args, **k.meta)]
+
+
+def softmax_rows(x2d, out, config: Config | None = None) -> None:
+    """The starter's contract (labs/starters/my_softmax.py): decided once per key, then launched."""
+    common.launch_rows(decide, x2d, out, config)

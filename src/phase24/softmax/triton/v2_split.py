@@ -10,18 +10,14 @@ Prediction: each value is read twice (once per launch), so at best 2/3 of the co
 would leave most SMs idle.
 Limit: none on the row length.
 """
-# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 65.8-66.0, bf16 58.2-58.6;
-# few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.4 / 10.0 / 12.9 / 60.5; bf16 7.9 / 10.6 / 11.3 / 35.6.
 
 import dataclasses
 
 import triton
 import triton.language as tl
 
-from phase24.softmax.triton_ladder import common
-from phase24.softmax.triton_ladder.common import LOG2E, Launch, Plan, cdiv, next_pow2, prev_pow2
+from phase24.softmax.triton import common
+from phase24.softmax.triton.common import LOG2E, Launch, Plan, cdiv, next_pow2, prev_pow2
 
 
 # --8<-- [start:kernel]
@@ -83,7 +79,7 @@ def default_config(m: int, n: int, sms: int) -> Config:
     return Config(seg, min(32, max(1, seg // 512)))
 
 
-def plan(x2d, out, config: Config | None = None) -> Plan:
+def decide(x2d, out, config: Config | None = None) -> Plan:
     m, n = x2d.shape
     c = config or default_config(m, n, common.num_sms(x2d.device))
     s = cdiv(n, c.seg)
@@ -93,4 +89,15 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
                  Launch("triton-v2", write_kernel, m * s, args,
                         dict(SEG=c.seg, PBLOCK=c.pblock or min(1024, max(16, next_pow2(s))),
                              num_warps=c.num_warps))),
-                scratch="fresh", words=m * s)  # a float32 (max, sum) a chunk
+                launch, scratch="fresh", words=m * s)  # a float32 (max, sum) a chunk
+
+
+def launch(p: Plan, x2d, out, ws) -> list:
+    first, second = p.launches  # ws: fresh, the launch boundary orders the two steps
+    return [partials_kernel[(first.grid,)](x2d, out, ws, *first.args, **first.meta),
+            write_kernel[(second.grid,)](x2d, out, ws, *second.args, **second.meta)]
+
+
+def softmax_rows(x2d, out, config: Config | None = None) -> None:
+    """The starter's contract (labs/starters/my_softmax.py): decided once per key, then launched."""
+    common.launch_rows(decide, x2d, out, config)

@@ -16,11 +16,9 @@ after another, so there: one program, and rows of at most two chunks.
 16-bit rows are loaded and stored as 32-bit words of two values (PAIRS) where the row and its
 start allow it: the chunk in flight takes half the registers.
 Prediction: one read instead of two: from v2's 2/3 of copy towards the copy itself.
+Limit: rows of at most MAX_CHUNKS chunks, fewer than 2^31 chunks in all, and rows that span at
+most two steps of the programs resident at once; elsewhere triton-v2 runs.
 """
-# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 83.3-85.8, bf16 65.3-69.6;
-# few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.0 / 11.0 / 15.4 / 46.0; bf16 7.0 / 9.1 / 10.5 / 32.9.
 
 import dataclasses
 
@@ -28,9 +26,9 @@ import torch
 import triton
 import triton.language as tl
 
-from phase24.softmax.triton_ladder import common, v2_split
-from phase24.softmax.triton_ladder.common import (DEADLINE_NS, HEAD, INTERPRETED, LOG2E, Launch,
-                                                  Plan, cdiv, fallback, next_pow2)
+from phase24.softmax.triton import common, v2_split
+from phase24.softmax.triton.common import (DEADLINE_NS, HEAD, INTERPRETED, LOG2E, Launch, Plan,
+                                           cdiv, fallback, next_pow2)
 
 MAX_CHUNKS = 256  # a row's partials are read in one load of at most this many lanes
 NEG_INF_PAIR = {torch.bfloat16: 0xFF80FF80 - 2**32, torch.float16: 0xFC00FC00 - 2**32}
@@ -241,24 +239,24 @@ def candidates(n: int, elem: int) -> list[Config]:
     return [c for c in CONFIGS[elem] if cdiv(n, c.seg) <= MAX_CHUNKS]
 
 
-def plan(x2d, out, config: Config | None = None) -> Plan:
+def decide(x2d, out, config: Config | None = None) -> Plan:
     m, n = x2d.shape
     elem = x2d.element_size()
     c = config or CONFIGS[elem][0]
     s = cdiv(n, c.seg)
     if s > MAX_CHUNKS:
-        return fallback(v2_split.plan(x2d, out), f"triton-v3: {s} chunks a row > {MAX_CHUNKS}")
+        return fallback(v2_split.decide(x2d, out), f"triton-v3: {s} chunks a row > {MAX_CHUNKS}")
     pairs = (elem == 2 and n % 2 == 0 and x2d.stride(0) % 2 == 0 and x2d.data_ptr() % 4 == 0
              and out.data_ptr() % 4 == 0)
     meta = dict(SEG=c.seg, PAIRS=pairs, NEG_PAIR=NEG_INF_PAIR[x2d.dtype] if pairs else 0,
                 PBLOCK=max(16, next_pow2(s)), GPU=not INTERPRETED, num_warps=c.num_warps)
-    launch = Launch("triton-v3", lagged_kernel, 1, (m, n, x2d.stride(0), s, DEADLINE_NS), meta)
+    k = Launch("triton-v3", lagged_kernel, 1, (m, n, x2d.stride(0), s, DEADLINE_NS), meta)
     total = m * s
     if total >= 2**31:
-        return fallback(v2_split.plan(x2d, out), f"triton-v3: {total} chunks in all >= 2^31")
+        return fallback(v2_split.decide(x2d, out), f"triton-v3: {total} chunks in all >= 2^31")
     if INTERPRETED:  # programs run one after another: one program, whose waits it satisfies
         if s > 2:
-            return fallback(v2_split.plan(x2d, out),
+            return fallback(v2_split.decide(x2d, out),
                             "triton-v3: the interpreter runs one program at a time, and "
                             f"rows of {s} chunks > 2 would wait for another")
         grid = 1
@@ -267,13 +265,23 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
             meta["maxnreg"] = c.maxnreg
         meta["launch_cooperative_grid"] = True
         ws = common.exchange_words(x2d.device, total)
-        per_sm = common.resident_per_sm(launch, (x2d, out, ws))
+        per_sm = common.resident_per_sm(k, (x2d, out, ws))
         grid = min(total, per_sm * common.num_sms(x2d.device))
         if s - 1 > grid:
-            return fallback(v2_split.plan(x2d, out),
+            return fallback(v2_split.decide(x2d, out),
                             f"triton-v3: rows of {s} chunks span more than two steps of "
                             f"{grid} resident programs")
-    return Plan((dataclasses.replace(launch, grid=grid),), scratch="exchange", words=total)
+    return Plan((dataclasses.replace(k, grid=grid),), launch, scratch="exchange", words=total)
+
+
+def launch(p: Plan, x2d, out, ws) -> list:
+    (k,) = p.launches  # ws: this stream's exchange words (common.exchange_words)
+    return [lagged_kernel[(k.grid,)](x2d, out, ws, *k.args, **k.meta)]
+
+
+def softmax_rows(x2d, out, config: Config | None = None) -> None:
+    """The starter's contract (labs/starters/my_softmax.py): decided once per key, then launched."""
+    common.launch_rows(decide, x2d, out, config)
 
 
 assert HEAD == 2  # the kernel's words start after [launches, finished]

@@ -10,15 +10,11 @@ partials then have LAG steps to arrive, and AHEAD copies are always in flight.
 A chunk is an [R, T, VEC] block: thread t copies VEC contiguous values (16 bytes) in each of R
 rounds and reads back exactly what it copied, so its own cp.async.wait_group is all the
 synchronisation a buffer needs.
-Waiting as in v3: a cooperative launch, and a row's items spanning at most LAG + 1 steps. Where
-this rung cannot run (no GPU or Gluon, rows that are not whole 16-byte copies, a ring too large
-for shared memory) it runs triton-v3.
+Waiting as in v3: a cooperative launch, and a row's items spanning at most LAG + 1 steps.
 Prediction: 16-bit rows gain most (v3's register budget bites hardest there).
+Limit: where this rung cannot run (no GPU or Gluon, rows that are not whole 16-byte copies, a
+ring too large for shared memory, rows spanning more than LAG + 1 steps) it runs triton-v3.
 """
-# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 72.3-92.3, bf16 80.0-84.1;
-# few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.6 / 10.9 / 12.4 / 52.9; bf16 7.3 / 9.5 / 10.7 / 31.4.
 
 import dataclasses
 
@@ -26,11 +22,11 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
-from phase24.softmax.triton_ladder import common, v3_lagged
-from phase24.softmax.triton_ladder.common import (DEADLINE_NS, LOG2E, Launch, Plan, cdiv,
-                                                  fallback, next_pow2)
-from phase24.softmax.triton_ladder.v3_lagged import (end_of_launch, launch_tag, load_words, now,
-                                                     publish, published, stop_if_late, unpack)
+from phase24.softmax.triton import common, v3_lagged
+from phase24.softmax.triton.common import (DEADLINE_NS, LOG2E, Launch, Plan, cdiv, fallback,
+                                           next_pow2)
+from phase24.softmax.triton.v3_lagged import (end_of_launch, launch_tag, load_words, now, publish,
+                                              published, stop_if_late, unpack)
 
 
 # --8<-- [start:helpers]
@@ -187,7 +183,7 @@ def gluon_applies(x2d, out, smem_bytes: int) -> str:
     return ""
 
 
-def plan(x2d, out, config: Config | None = None) -> Plan:
+def decide(x2d, out, config: Config | None = None) -> Plan:
     m, n = x2d.shape
     elem = x2d.element_size()
     c = config or CONFIGS[elem][0]
@@ -198,14 +194,24 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
     if not why and m * s >= 2**31:
         why = f"{m * s} chunks in all >= 2^31"
     if why:
-        return fallback(v3_lagged.plan(x2d, out), f"triton-v4: {why}")
+        return fallback(v3_lagged.decide(x2d, out), f"triton-v4: {why}")
     meta = dict(SEG=c.seg, VEC=16 // elem, LAG=c.lag, AHEAD=c.ahead,
                 PBLOCK=max(32, next_pow2(s)), EVEN=n % c.seg == 0, num_warps=c.num_warps,
                 launch_cooperative_grid=True)
-    launch = Launch("triton-v4", ring_kernel, 1, (m, n, x2d.stride(0), s, DEADLINE_NS), meta)
+    k = Launch("triton-v4", ring_kernel, 1, (m, n, x2d.stride(0), s, DEADLINE_NS), meta)
     ws = common.exchange_words(x2d.device, m * s)
-    grid = min(m * s, common.resident_per_sm(launch, (x2d, out, ws)) * common.num_sms(x2d.device))
+    grid = min(m * s, common.resident_per_sm(k, (x2d, out, ws)) * common.num_sms(x2d.device))
     if s - 1 > c.lag * grid:
-        return fallback(v3_lagged.plan(x2d, out), f"triton-v4: rows of {s} chunks span more "
+        return fallback(v3_lagged.decide(x2d, out), f"triton-v4: rows of {s} chunks span more "
                         f"than {c.lag + 1} steps of {grid} resident programs")
-    return Plan((dataclasses.replace(launch, grid=grid),), scratch="exchange", words=m * s)
+    return Plan((dataclasses.replace(k, grid=grid),), launch, scratch="exchange", words=m * s)
+
+
+def launch(p: Plan, x2d, out, ws) -> list:
+    (k,) = p.launches  # ws: this stream's exchange words (common.exchange_words)
+    return [ring_kernel[(k.grid,)](x2d, out, ws, *k.args, **k.meta)]
+
+
+def softmax_rows(x2d, out, config: Config | None = None) -> None:
+    """The starter's contract (labs/starters/my_softmax.py): decided once per key, then launched."""
+    common.launch_rows(decide, x2d, out, config)

@@ -9,16 +9,12 @@ reduction across the program gives the slice's; (B) each chunk is written out, a
 chunk is copied into its buffer. A group trades its slices' (max, sum) through exchange words, as
 v3 and v4 do, and each of its programs holds two rows: (B) of a row comes after (A) of the next,
 so the wait for the group overlaps that row's copies. Programs stride over rows (a persistent
-grid); a group's programs must be resident together (a cooperative launch). Where this rung cannot
-run (no GPU or Gluon, rows that are not whole 16-byte copies, a slice too large for shared
-memory) it runs triton-v4.
+grid); a group's programs must be resident together (a cooperative launch).
 Prediction: fewer barriers and no partials per chunk: 16-bit long rows, the hardest for v4,
 gain a few points of the copy bandwidth.
+Limit: where this rung cannot run (no GPU or Gluon, rows that are not whole 16-byte copies, a
+slice too large for shared memory, a group not resident at once) it runs triton-v4.
 """
-# Measured (H200, results/h200/softmax.json, copy 4273 GB/s):
-# bulk rows of 65536-262144 values, % of copy: fp32 90.2-91.4, bf16 88.4-88.6;
-# few rows (1x32768, 8x131072, 64x32768, 64x262144), us:
-# fp32 7.9 / 10.5 / 12.6 / 45.0; bf16 8.6 / 10.7 / 10.2 / 29.6.
 
 import dataclasses
 
@@ -26,12 +22,11 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
-from phase24.softmax.triton_ladder import common, v4_ring
-from phase24.softmax.triton_ladder.common import DEADLINE_NS, LOG2E, Launch, Plan, cdiv, fallback
-from phase24.softmax.triton_ladder.v3_lagged import (end_of_launch, launch_tag, load_words, publish,
-                                                     unpack)
-from phase24.softmax.triton_ladder.v4_ring import (chunk_layout, chunk_offsets, combine,
-                                                   wait_for_words)
+from phase24.softmax.triton import common, v4_ring
+from phase24.softmax.triton.common import DEADLINE_NS, LOG2E, Launch, Plan, cdiv, fallback
+from phase24.softmax.triton.v3_lagged import (end_of_launch, launch_tag, load_words, publish,
+                                              unpack)
+from phase24.softmax.triton.v4_ring import chunk_layout, chunk_offsets, combine, wait_for_words
 
 MAX_SPLIT = 32           # a warp's lanes read a group's words
 SLICE_BYTES = 32 * 1024  # the slice a program of a group holds, for the default configuration
@@ -150,7 +145,7 @@ def _layout(c: Config, n: int, elem: int) -> tuple[int, int]:
     return nch, (1 if c.split == 1 else 2) * nch * c.seg * elem
 
 
-def plan(x2d, out, config: Config | None = None) -> Plan:
+def decide(x2d, out, config: Config | None = None) -> Plan:
     m, n = x2d.shape
     elem = x2d.element_size()
     c = config or default_config(n, elem)
@@ -161,18 +156,28 @@ def plan(x2d, out, config: Config | None = None) -> Plan:
         why = f"chunks of {c.seg} values are not whole copies for {c.num_warps} warps, or " \
               f"more than {MAX_SPLIT} programs share a row"
     if why:
-        return fallback(v4_ring.plan(x2d, out), f"triton-v5: {why}")
+        return fallback(v4_ring.decide(x2d, out), f"triton-v5: {why}")
     meta = dict(VEC=vec, R=c.seg // (32 * c.num_warps * vec), NCH=nch, SPLIT=c.split,
                 EVEN=n == c.split * nch * c.seg, num_warps=c.num_warps)
     if c.split > 1:
         meta["launch_cooperative_grid"] = True
-    launch = Launch("triton-v5", whole_row_kernel, 1, (m, n, x2d.stride(0), DEADLINE_NS), meta)
+    k = Launch("triton-v5", whole_row_kernel, 1, (m, n, x2d.stride(0), DEADLINE_NS), meta)
     words = m * c.split if c.split > 1 else 0
     ws = common.exchange_words(x2d.device, words)
-    groups = (common.resident_per_sm(launch, (x2d, out, ws))
+    groups = (common.resident_per_sm(k, (x2d, out, ws))
               * common.num_sms(x2d.device)) // c.split
     if groups < 1:
-        return fallback(v4_ring.plan(x2d, out), f"triton-v5: a group of {c.split} programs is "
+        return fallback(v4_ring.decide(x2d, out), f"triton-v5: a group of {c.split} programs is "
                         "not resident at once on this GPU")
-    return Plan((dataclasses.replace(launch, grid=min(m, groups) * c.split),),
+    return Plan((dataclasses.replace(k, grid=min(m, groups) * c.split),), launch,
                 scratch="exchange", words=words)
+
+
+def launch(p: Plan, x2d, out, ws) -> list:
+    (k,) = p.launches  # ws: this stream's exchange words (common.exchange_words)
+    return [whole_row_kernel[(k.grid,)](x2d, out, ws, *k.args, **k.meta)]
+
+
+def softmax_rows(x2d, out, config: Config | None = None) -> None:
+    """The starter's contract (labs/starters/my_softmax.py): decided once per key, then launched."""
+    common.launch_rows(decide, x2d, out, config)
