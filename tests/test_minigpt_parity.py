@@ -10,16 +10,26 @@ import os
 import numpy as np
 import pytest
 
+from phase24.minigpt import numpy_model as nm
 from phase24.minigpt import parity
 from phase24.minigpt.config import GELU_C, TINY, TINY_TRAIN
 
 # To watch these tests fail on a planted error: PHASE24_PLANT_GELU_C=0.0447 pytest tests/test_minigpt_parity.py
 PLANT = float(os.environ.get("PHASE24_PLANT_GELU_C", GELU_C))
+# The planted mistake: 0.0447 instead of 0.044715, easy to make when copying the formula.
+MISTYPED_GELU_C = 0.0447
+
+
+def plant_gelu_c(mp: pytest.MonkeyPatch, c: float) -> None:
+    """Give the NumPy model another GELU constant, for this test only (the PyTorch side keeps F.gelu's)."""
+    mp.setattr(nm, "GELU_C", c)
 
 
 @pytest.fixture(scope="module")
 def res():
-    return parity.run_idiomatic(TINY, TINY_TRAIN, steps=100, numpy_gelu_c=PLANT)
+    with pytest.MonkeyPatch.context() as mp:
+        plant_gelu_c(mp, PLANT)
+        return parity.run_idiomatic(TINY, TINY_TRAIN, steps=100)
 
 
 def test_tolerances_are_the_issue_bars():
@@ -58,9 +68,10 @@ def test_sampling_byte_identical(res):
         assert len(a) == len(parity.PROMPT) + 80
 
 
-def test_planted_gelu_constant_fails_the_check():
+def test_planted_gelu_constant_fails_the_check(monkeypatch):
     """GELU constant 0.0447 instead of 0.044715 on the NumPy side must make the check fail."""
-    bad = parity.run_idiomatic(TINY, TINY_TRAIN, steps=10, numpy_gelu_c=0.0447)
+    plant_gelu_c(monkeypatch, MISTYPED_GELU_C)
+    bad = parity.run_idiomatic(TINY, TINY_TRAIN, steps=10)
     assert not bad.ok
     fails = bad.failures()
     assert "step-1 logits" in fails
@@ -69,6 +80,12 @@ def test_planted_gelu_constant_fails_the_check():
     assert any(f.startswith("step-10 ") for f in fails)
 
 
-@pytest.mark.parametrize("c, ok", [(0.044715, True), (0.0447, False)])
-def test_checker_verdict_depends_on_gelu_constant(c, ok):
-    assert parity.run_idiomatic(TINY, TINY_TRAIN, steps=3, numpy_gelu_c=c, sample_len=8).ok is ok
+@pytest.mark.parametrize("c, ok", [(0.044715, True), (MISTYPED_GELU_C, False)])
+def test_checker_verdict_depends_on_gelu_constant(monkeypatch, c, ok):
+    plant_gelu_c(monkeypatch, c)
+    assert parity.run_idiomatic(TINY, TINY_TRAIN, steps=3, sample_len=8).ok is ok
+
+
+def test_planted_constant_does_not_leak():
+    """The plant lives only inside its test: the model's constant is the real one afterwards."""
+    assert nm.GELU_C == GELU_C == 0.044715

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import sys
 
-from .config import GELU_C, PRESETS, TINY, TINY_TRAIN, TrainConfig
+from .config import PRESETS, TINY, TINY_TRAIN, TrainConfig
 
 
 def _model_args(p: argparse.ArgumentParser, preset: str) -> None:
@@ -64,8 +64,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--exact-steps", type=int, default=100)
     p.add_argument("--no-exact", action="store_true", help="skip the bit-exact mode")
-    p.add_argument("--gelu-c", type=float, default=GELU_C,
-                   help="GELU constant of the NumPy side (0.0447 plants the error the check must catch)")
     _model_args(p, "tiny")
 
     sp = sub.add_parser("speed", help="training tokens/s: numpy-cpu, torch-cpu, torch-cuda")
@@ -113,7 +111,7 @@ def run(args) -> int:
         from .parity import report
 
         cfg, tc = _configs(args)
-        ok = report(cfg, tc, args.steps, args.exact_steps, args.gelu_c, not args.no_exact)
+        ok = report(cfg, tc, args.steps, args.exact_steps, not args.no_exact)
         return 0 if ok else 1
     if cmd == "speed":
         from .speed import speed

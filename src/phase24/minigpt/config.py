@@ -6,7 +6,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 
-GELU_C = 0.044715  # the tanh-GELU constant; the parity tests plant 0.0447 to show they catch it
+GELU_C = 0.044715  # the tanh-GELU constant; the parity tests patch 0.0447 into the NumPy model to show they catch it
 
 
 @dataclass(frozen=True)

@@ -157,8 +157,9 @@ def layernorm_back(ops, dy, cache, has_bias):
     return dx, dw, db
 
 
-def gelu(ops, x, c=GELU_C):
-    """tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + c x^3)))."""
+def gelu(ops, x):
+    """tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + c x^3))), c = GELU_C."""
+    c = GELU_C
     k = gelu_k()
     u = (x + (x * x * x) * c) * k
     t = ops.tanh(u)
@@ -240,7 +241,7 @@ def cross_entropy(ops, z, targets):
 
 # -- the model ----------------------------------------------------------------------------
 
-def forward(params, idx, cfg: GPTConfig, targets=None, ops=LIB, gelu_c: float = GELU_C):
+def forward(params, idx, cfg: GPTConfig, targets=None, ops=LIB):
     """Returns (logits, loss or None, cache for backward)."""
     p = params
     B, T = idx.shape
@@ -256,7 +257,7 @@ def forward(params, idx, cfg: GPTConfig, targets=None, ops=LIB, gelu_c: float = 
         x = x + a
         m, c3 = layernorm(ops, x, p[h + ".ln_2.weight"], p.get(h + ".ln_2.bias"), cfg.ln_eps)
         m, c4 = linear(ops, m, p[h + ".mlp.c_fc.weight"], p.get(h + ".mlp.c_fc.bias"))
-        m, c5 = gelu(ops, m, gelu_c)
+        m, c5 = gelu(ops, m)
         m, c6 = linear(ops, m, p[h + ".mlp.c_proj.weight"], p.get(h + ".mlp.c_proj.bias"))
         x = x + m
         # --8<-- [end:block]
@@ -355,17 +356,16 @@ class AdamW:
 class NumpyGPT:
     """Convenience wrapper: parameters + optimizer + one training step."""
 
-    def __init__(self, cfg: GPTConfig, params: dict, tc: TrainConfig | None = None, ops=LIB,
-                 gelu_c: float = GELU_C):
-        self.cfg, self.params, self.ops, self.gelu_c = cfg, params, ops, gelu_c
+    def __init__(self, cfg: GPTConfig, params: dict, tc: TrainConfig | None = None, ops=LIB):
+        self.cfg, self.params, self.ops = cfg, params, ops
         self.tc = tc or TrainConfig()
         self.opt = AdamW(params, self.tc, ops)
 
     def logits(self, idx):
-        return forward(self.params, idx, self.cfg, None, self.ops, self.gelu_c)[0]
+        return forward(self.params, idx, self.cfg, None, self.ops)[0]
 
     def loss_and_grads(self, idx, targets):
-        logits, loss, cache = forward(self.params, idx, self.cfg, targets, self.ops, self.gelu_c)
+        logits, loss, cache = forward(self.params, idx, self.cfg, targets, self.ops)
         return logits, loss, backward(cache, self.cfg, self.ops)
 
     def train_step(self, idx, targets):

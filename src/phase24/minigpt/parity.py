@@ -26,7 +26,7 @@ import numpy as np
 
 from . import data
 from . import numpy_model as nm
-from .config import GELU_C, TINY, TINY_TRAIN, GPTConfig, TrainConfig
+from .config import TINY, TINY_TRAIN, GPTConfig, TrainConfig
 
 STEP1_RTOL, STEP1_ATOL, LOSS_ATOL = 1e-10, 1e-14, 1e-13
 PARAM_RTOL, PARAM_ATOL, CURVE_RTOL = 1e-8, 1e-11, 1e-12
@@ -85,7 +85,7 @@ class IdiomaticResult:
 
 
 def run_idiomatic(cfg: GPTConfig = TINY, tc: TrainConfig = TINY_TRAIN, steps: int = 100,
-                  tokens=None, numpy_gelu_c: float = GELU_C, sample_len: int = 80) -> IdiomaticResult:
+                  tokens=None, sample_len: int = 80) -> IdiomaticResult:
     import torch
 
     from .torch_model import GPT
@@ -93,7 +93,7 @@ def run_idiomatic(cfg: GPTConfig = TINY, tc: TrainConfig = TINY_TRAIN, steps: in
     tokens = data.load_corpus() if tokens is None else tokens
     bs = data.batches(tokens, tc.batch_size, cfg.block_size, steps, tc.data_seed)
     p0 = nm.init_params(cfg, tc.seed)
-    npg = nm.NumpyGPT(cfg, {k: v.copy() for k, v in p0.items()}, tc, gelu_c=numpy_gelu_c)
+    npg = nm.NumpyGPT(cfg, {k: v.copy() for k, v in p0.items()}, tc)
     tg = GPT(cfg, p0, dtype=torch.float64)
     opt = tg.configure_optimizer(tc)
     res = IdiomaticResult(steps=steps)
@@ -210,16 +210,16 @@ class _Steps:
 
 
 def report(cfg: GPTConfig = TINY, tc: TrainConfig = TINY_TRAIN, steps: int = 100, exact_steps: int = 100,
-           numpy_gelu_c: float = GELU_C, do_exact: bool = True, console=None) -> bool:
+           do_exact: bool = True, console=None) -> bool:
     from rich.console import Console
     from rich.table import Table
 
     con = console or Console(width=max(Console().width, 118))
     con.print(f"[bold]MiniGPT parity, float64[/bold]  config={cfg.to_json()}")
-    con.print(f"train={tc.to_json()}  numpy GELU constant={numpy_gelu_c}")
+    con.print(f"train={tc.to_json()}  numpy GELU constant={nm.GELU_C}")
     step = _Steps(con)
     with step(f"idiomatic port: {steps} training steps of NumPy and of PyTorch, side by side"):
-        res = run_idiomatic(cfg, tc, steps, numpy_gelu_c=numpy_gelu_c)
+        res = run_idiomatic(cfg, tc, steps)
     t = Table(title=f"Idiomatic port: step 1 (rtol {STEP1_RTOL:g}, atol {STEP1_ATOL:g}) "
                     f"and parameters after {steps} steps (rtol {PARAM_RTOL:g}, atol {PARAM_ATOL:g})")
     for col in ("tensor", "max abs err", "max rel err", "bit-identical", "err/tol", "ok"):

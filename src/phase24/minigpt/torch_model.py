@@ -7,14 +7,12 @@ names and layouts match the NumPy dictionary one to one, so a NumPy checkpoint l
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from .config import GELU_C, GPTConfig, TrainConfig, decays
+from .config import GPTConfig, TrainConfig, decays
 from .numpy_model import init_params
 
 
@@ -37,30 +35,23 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, cfg: GPTConfig, gelu_c: float = GELU_C):
+    def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.c_fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
         self.c_proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
-        self.gelu_c = gelu_c
-
-    def gelu(self, x):
-        if self.gelu_c == GELU_C:
-            return F.gelu(x, approximate="tanh")
-        # the same formula with another constant (only to plant an error in tests)
-        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + self.gelu_c * x * x * x)))
 
     def forward(self, x):
-        return self.c_proj(self.gelu(self.c_fc(x)))
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
 
 
 # --8<-- [start:block]
 class Block(nn.Module):
-    def __init__(self, cfg: GPTConfig, gelu_c: float = GELU_C):
+    def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.ln_1 = nn.LayerNorm(cfg.n_embd, eps=cfg.ln_eps, bias=cfg.bias)
         self.attn = CausalSelfAttention(cfg)
         self.ln_2 = nn.LayerNorm(cfg.n_embd, eps=cfg.ln_eps, bias=cfg.bias)
-        self.mlp = MLP(cfg, gelu_c)
+        self.mlp = MLP(cfg)
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))  # pre-LayerNorm residual blocks
@@ -71,13 +62,13 @@ class Block(nn.Module):
 
 class GPT(nn.Module):
     def __init__(self, cfg: GPTConfig, params: dict | None = None, seed: int = 1337,
-                 gelu_c: float = GELU_C, dtype=torch.float64):
+                 dtype=torch.float64):
         super().__init__()
         self.cfg = cfg
         self.transformer = nn.ModuleDict(dict(
             wte=nn.Embedding(cfg.vocab_size, cfg.n_embd),
             wpe=nn.Embedding(cfg.block_size, cfg.n_embd),
-            h=nn.ModuleList([Block(cfg, gelu_c) for _ in range(cfg.n_layer)]),
+            h=nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)]),
             ln_f=nn.LayerNorm(cfg.n_embd, eps=cfg.ln_eps, bias=cfg.bias),
         ))
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
