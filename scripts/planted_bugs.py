@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LADDER = "src/phase24/softmax/triton_ladder"
+LADDER = "src/phase24/softmax/triton"
 GPU_TESTS = "tests/test_triton_gpu.py"
 CPU_TESTS = "tests/test_triton_ladder.py"
 DEVICES_TESTS = "tests/test_cuda_devices_gpu.py"
@@ -57,13 +57,21 @@ BUGS = [
         "scale = tl.exp2((0.0 - m_row) * LOG2E) / s_row",
         (f"{CPU_TESTS}::test_paths_match_float64[torch.float32-v3-two]",), False),
     Bug("replay-stale-offset", "a replayed launch takes the tensor's start, not its view's",
-        "src/phase24/bridge/replay.py", "np.uint64(ptrs[i] + a)", "np.uint64(ptrs[i])",
+        "src/phase24/bridge/driver_launch.py", "value.value = addresses[which] + offset",
+        "value.value = addresses[which]",
         ("tests/test_bridge_replay.py::test_the_choice_runs_once_and_the_launches_take_the_new_addresses",),
         False),
     Bug("replay-key-without-alignment", "a row 4 bytes off a 16-byte boundary replays an aligned "
         "row's launches", "src/phase24/bridge/replay.py", ", t.data_ptr() % 16)", ")",
         ("tests/test_bridge_replay.py::test_another_shape_stride_dtype_or_alignment_decides_again",),
         False),
+    Bug("triton-replay-key-without-alignment", "a Triton rung replays an aligned row's decision "
+        "for a row off its 16-byte boundary", f"{LADDER}/common.py",
+        "            x2d.data_ptr() % 16, out.data_ptr() % 16)", "            )",
+        (f"{CPU_TESTS}::test_decided_once_per_key",), False),
+    Bug("minigpt-gelu-constant", "the NumPy model's GELU constant off in its fourth digit",
+        "src/phase24/minigpt/numpy_model.py", "    c = GELU_C\n", "    c = 0.0447\n",
+        ("tests/test_minigpt_parity.py::test_step1_logits_and_gradients",), False),
     # ---- seen only on a GPU ----
     Bug("v3-parity-constant", "every launch writes its words with the same parity",
         f"{LADDER}/v3_lagged.py", "return ((tl.load(ws_ptr) + 1) & 1) << 31",
@@ -71,8 +79,8 @@ BUGS = [
         (f"{GPU_TESTS}::test_gpu_two_host_threads_one_stream[triton-v3]",), True),
     Bug("scratch-shared-by-streams", "one exchange buffer for every stream",
         f"{LADDER}/common.py",
-        "key = (device.index, torch.cuda.current_stream(device).cuda_stream, words)",
-        "key = (device.index, words)",
+        "key = (index, current_stream(index), words)",
+        "key = (index, words)",
         (f"{CPU_TESTS}::test_exchange_words_one_buffer_per_stream",
          f"{GPU_TESTS}::test_gpu_several_streams[triton-v3]"), True),
     Bug("scratch-kept-under-capture", "a graph bakes in a kept buffer, shared with other graphs",

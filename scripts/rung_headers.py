@@ -1,10 +1,11 @@
-"""Write (or check) the "Measured" lines of every rung, and the Triton ladder's table, from the
+"""Write (or check) the ladders' tables, and the "Measured" lines of every Triton rung, from the
 committed results.
 
 Usage: python3 scripts/rung_headers.py [--check]
-Each CUDA rung (src/phase24/kernels/*.cu) states the GB/s its registry entry reached in the
-committed benchmark of the whole ladder (results/h200/softmax.json); each Triton rung
-(src/phase24/softmax/triton_ladder/v*.py) its figures in the same run, on the rows it is built for, and results/h200/triton_ladder.md tabulates them for the docs. The Spanish pages'
+results/h200/cuda_ladder.md (and .es.md) tabulates every CUDA rung's figures in the committed
+benchmark of the whole ladder (results/h200/softmax.json; the rungs' .cu files in
+src/phase24/softmax/cuda/ state no figures); each Triton rung
+(src/phase24/softmax/triton/v*.py) its figures in the same run, on the rows it is built for, and results/h200/triton_ladder.md tabulates them for the docs. The Spanish pages'
 twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) and
 softmax_table.md (the README's table, which the pages include) are
 written here too, from the same JSON. This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
@@ -19,16 +20,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "h200"
-KERNELS = ROOT / "src" / "phase24" / "kernels"
-LADDER = ROOT / "src" / "phase24" / "softmax" / "triton_ladder"
+KERNELS = ROOT / "src" / "phase24" / "softmax" / "cuda"
+LADDER = ROOT / "src" / "phase24" / "softmax" / "triton"
 RUN = RESULTS / "softmax.json"  # one run of every rung of both ladders
-CLUSTER_GUARD = "__CUDA_ARCH__ < 900"  # in the files built for thread-block clusters only
 
 
 def cuda_rungs() -> dict:
     """{file: registry name} of each CUDA rung, as its first line names it ("// v7 (cuda-v7, ...")."""
     return {path.name: re.match(r"// v\d+ \((cuda-[\w-]+)", path.read_text())[1]
-            for path in sorted(KERNELS.glob("softmax_v*.cu"))}
+            for path in sorted(KERNELS.glob("v*.cu"))}
 
 
 # Triton rung: (file, the bulk row lengths it is built for, what it adds)
@@ -41,27 +41,9 @@ TRITON_RUNGS = {
     "triton-v5": ("v5_whole_row.py", (65536, 262144), "the whole row in shared memory (Gluon)"),
     "triton": ("best.py", (128, 262144), "the tuned table's rung for each shape"),
 }
-LONG_ROWS = 32768  # the cluster rungs also state their figures on rows this long and longer
-MARK = {".cu": "// Measured (H200", ".py": "# Measured (H200"}
+MARK = {".py": "# Measured (H200"}
 FEW = ((1, 32768), (8, 131072), (64, 32768), (64, 262144))
 DTYPES = (("float32", "fp32"), ("bfloat16", "bf16"))
-
-
-def cuda_header(data: dict, impl: str, cluster: bool) -> list[str]:
-    bulk = [r for r in data["records"] if r["impl"] == impl and r["M"] * r["N"] == 2**28]
-    parts, long_parts = [], []
-    for dtype, tag in DTYPES:
-        g = [r["gbps"] for r in bulk if r["dtype"] == dtype]
-        parts.append(f"{tag} {min(g):.0f}-{max(g):.0f} GB/s (median {statistics.median(g):.0f})")
-        p = [r["pct_copy"] for r in bulk if r["dtype"] == dtype and r["N"] >= LONG_ROWS]
-        long_parts.append(f"{tag} {min(p):.0f}-{max(p):.0f}%")
-    lines = [f"// Measured (H200, results/h200/{RUN.name}, copy "
-             f"{data['copy_gbps']:.0f} GB/s),",
-             "// bulk sweep N = 128..262144 (shapes beyond a rung's reach run v2): "
-             + "; ".join(parts) + "."]
-    if cluster:  # a rung built for thread-block clusters, for long rows
-        lines.append(f"// Rows of {LONG_ROWS} to 262144, % of copy: " + "; ".join(long_parts) + ".")
-    return lines
 
 
 def triton_figures(data: dict, impl: str) -> dict:
@@ -94,7 +76,7 @@ def triton_header(data: dict, impl: str) -> list[str]:
 
 def ladder_table(data: dict, lang: str = "en") -> str:
     """The Triton ladder's figures (results/h200/triton_ladder.md, .es.md; lab 03 shows them)."""
-    from phase24.harness.bench import NBSP, es_number
+    from phase24.softmax.tables import NBSP, es_number
 
     en = lang == "en"
     num = (lambda v, d: f"{v:.{d}f}") if en else es_number
@@ -130,7 +112,7 @@ def ladder_table(data: dict, lang: str = "en") -> str:
 def cuda_ladder_table(data: dict, lang: str = "en") -> str:
     """Every CUDA rung's figures (results/h200/cuda_ladder.md, .es.md; lab 02 shows it): the bulk
     sweep's % of copy per dtype (lowest-highest, median) and the few-row shapes' us."""
-    from phase24.harness.bench import NBSP, es_number
+    from phase24.softmax.tables import NBSP, es_number
 
     num = (lambda v, d: f"{v:.{d}f}") if lang == "en" else es_number
     dash = "-" if lang == "en" else "–"
@@ -189,7 +171,7 @@ ADDS_ES = {
 
 def minigpt_table_es(d: dict) -> str:
     """`python -m phase24 results --minigpt` (results/h200/minigpt_speed.md) in Spanish."""
-    from phase24.harness.bench import NBSP
+    from phase24.softmax.tables import NBSP
 
     c = d["config"]
     lines = ["| motor | tokens/s |", "|---|---|"]
@@ -203,7 +185,7 @@ def minigpt_table_es(d: dict) -> str:
 
 def tables(run: dict) -> dict:
     """{file: text} of every table made from the committed run (and the Spanish MiniGPT table)."""
-    from phase24.harness.bench import markdown_table
+    from phase24.softmax.tables import markdown_table
 
     minigpt = json.loads((RESULTS / "minigpt_speed.json").read_text())
     return {RESULTS / "triton_ladder.md": ladder_table(run),
@@ -225,11 +207,6 @@ def rewrite(text: str, lines: list[str], mark: str) -> str:
                 and not src[j].startswith(prefix + "Measured") and _continues(src[j], prefix):
             j += 1
         src[i:j] = lines
-    elif mark.startswith("//"):  # a new CUDA rung: right after its includes
-        i = next(k for k, s in enumerate(src) if s.startswith('#include "'))
-        while src[i + 1].startswith('#include "'):  # after the includes
-            i += 1
-        src[i + 1:i + 1] = lines
     else:  # a new Triton rung: right after the module docstring
         i = next(k for k, s in enumerate(src) if k > 0 and s.rstrip().endswith('"""'))
         src[i + 1:i + 1] = lines
@@ -238,17 +215,13 @@ def rewrite(text: str, lines: list[str], mark: str) -> str:
 
 def _continues(line: str, prefix: str) -> bool:
     body = line[len(prefix):]
-    return body.startswith(("bulk sweep", "Rows of") if prefix == "// " else
-                           ("bulk rows", "few rows", "fp32 "))
+    return body.startswith(("bulk rows", "few rows", "fp32 "))
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     run = json.loads(RUN.read_text())
-    targets = [(KERNELS / name, cuda_header(run, impl, CLUSTER_GUARD in (KERNELS / name).read_text()),
-                MARK[".cu"]) for name, impl in cuda_rungs().items()]
-    targets += [(LADDER / file, triton_header(run, impl), MARK[".py"])
-                for impl, (file, _, _) in TRITON_RUNGS.items()]
+    targets = []  # the Triton rungs state no figures (results/h200/softmax/triton_rungs_history.md)
     stale = []
     for path, lines, mark in targets:
         text = path.read_text()

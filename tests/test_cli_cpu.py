@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from phase24.harness.layout import num, sci
+from phase24.core.layout import num, sci
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU machine's behaviour")
@@ -41,15 +41,25 @@ def test_the_default_check_runs_torch_and_triton_in_the_interpreter():
     assert f"{cuda}: needs a GPU: skipped" in flat
     assert "triton-v4, triton-v5: Gluon has no interpreter" in flat
     assert "Triton's interpreter runs the Triton kernels on this CPU" in flat
-    ran = {line.split()[0] for line in out.splitlines() if line.rstrip().endswith("  ok")}
-    assert ran == {"torch", "triton-naive", "triton-v1", "triton-v2", "triton-v3", "triton"}
-    assert "18 passed, 0 failed (seed 3)" in out
+    table = out[out.index("implementation  passed"):].splitlines()[2:8]
+    assert {line.split()[0] for line in table} == {"torch", "triton-naive", "triton-v1",
+                                                   "triton-v2", "triton-v3", "triton"}
+    assert all(line.split()[1:] == ["3", "0", "0"] for line in table), out
+    assert "18 passed, 0 failed (seed 3; every case: " in out
+    log = Path(out.split("every case: ")[1].split(")")[0])
+    assert sum(line.rstrip().endswith("  ok") for line in log.read_text().splitlines()) == 18
 
 
 def test_results_fit_100_columns_and_show_every_rung():
-    out = phase24("results", "--all")
+    out = phase24("results", "softmax", "--all")
     assert "cuda-v10" in out and "triton-v5" in out  # from the runs that recorded them
-    assert "results/h200/softmax.json" in out
+    assert "results/h200/softmax/softmax.json" in out
+    assert "a caller's time per call" in out  # loop_us beside the copy on the few-row shapes
+
+
+def test_an_unknown_operation_names_the_ones_there_are():
+    out = phase24("check", "nosuch", rc=1)
+    assert "unknown operation 'nosuch': the lab has softmax" in out
 
 
 def test_bench_without_a_gpu_shows_the_recorded_figures_asked_for():
@@ -64,7 +74,7 @@ def test_bench_without_a_gpu_shows_the_recorded_figures_asked_for():
 
 def test_bench_refuses_what_is_not_an_implementation():
     out = phase24("bench", "softmax", "--impl", "cuda-v99", rc=1)
-    assert "unknown implementation(s) cuda-v99" in out
+    assert "unknown implementation(s) cuda-v99 of softmax" in out
 
 
 def test_numbers_are_short():

@@ -3,11 +3,13 @@
 import pytest
 import torch
 
-from phase24.harness.check import TOLERANCES, check_case, compare
-from phase24.harness.cases import plain, standard_cases, with_specials
+from phase24.harness.check import check_case
+from phase24.softmax.spec import OP, TOLERANCES, compare
+from phase24.softmax.cases import plain, standard_cases, with_specials
 from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError, softmax, softmax_reference
-from phase24.softmax.args import run_rows
-from phase24.softmax.cuda_impls import configs, reach, v4_choose
+from phase24.softmax.args import entry, run_rows
+from phase24.softmax.cuda.configs import configs
+from phase24.softmax.cuda.launchers import reach, v4_choose
 
 
 def test_registry_names():
@@ -107,7 +109,7 @@ def test_compare_catches_planted_bugs(bug):
 def test_checker_runs_torch_on_cpu():
     for case in standard_cases(gpu=False):
         for dtype in (torch.float32, torch.bfloat16):
-            v = check_case("torch", IMPLEMENTATIONS["torch"], case, dtype, "cpu", seed=1)
+            v = check_case(OP, "torch", IMPLEMENTATIONS["torch"], case, dtype, "cpu", seed=1)
             assert v.ok, v
 
 
@@ -124,18 +126,18 @@ def test_specials_catch_a_nan_dropped_among_minus_inf():
         return torch.softmax(x, -1)
 
     case = with_specials(8, 512)
-    assert check_case("torch", IMPLEMENTATIONS["torch"], case, torch.float32, "cpu", seed=3).ok
-    v = check_case("drops", drops_lonely_nan, case, torch.float32, "cpu", seed=3)
+    assert check_case(OP, "torch", IMPLEMENTATIONS["torch"], case, torch.float32, "cpu", seed=3).ok
+    v = check_case(OP, "drops", drops_lonely_nan, case, torch.float32, "cpu", seed=3)
     assert not v.ok, v
 
 
 def test_checker_fails_a_wrong_implementation():
-    def wrong(x):
-        y = torch.softmax(x, -1)
-        y[..., -1] = 0  # forgets the last column
-        return y
+    def wrong(x, out):
+        out.copy_(torch.softmax(x, -1))
+        out[..., -1] = 0  # forgets the last column
+        return out
 
-    v = check_case("wrong", wrong, plain(8, 100), torch.float32, "cpu", seed=2)
+    v = check_case(OP, "wrong", wrong, plain(8, 100), torch.float32, "cpu", seed=2)
     assert not v.ok and "error" in v.why
 
 
@@ -156,13 +158,16 @@ def test_each_shape_s_configuration_is_chosen_once(monkeypatch):
     import numpy as np
 
     from phase24.bridge import launch, replay
-    from phase24.softmax import cuda_impls as ci
+    from phase24.softmax.cuda import launchers as ci
 
     class Loaded:  # a kernel on its device, as Kernel.on returns it
         launches = 0
 
         def launch(self, *args):
             Loaded.launches += 1
+
+        def driver_launch(self, *args):  # a recorded launch, as Replays replays it
+            return lambda addresses, stream: self.launch()
 
         def max_active_clusters(self, *args):
             return 16
@@ -171,6 +176,7 @@ def test_each_shape_s_configuration_is_chosen_once(monkeypatch):
     monkeypatch.setattr(ci, "has_clusters", lambda device=None: True)
     monkeypatch.setattr(launch.Kernel, "on", lambda self, index=None: Loaded())
     monkeypatch.setattr(launch.Kernel, "set_attribute", lambda self, name, value: None)
+    monkeypatch.setattr(replay, "_stream", lambda index: 0, raising=False)  # no CUDA in torch
     monkeypatch.setattr(launch, "_tensors_to_pointers",  # CPU tensors stand in for CUDA ones
                         lambda args: (0, [np.uint64(a.data_ptr()) if isinstance(a, torch.Tensor)
                                           else a for a in args]))
@@ -191,7 +197,7 @@ def test_each_shape_s_configuration_is_chosen_once(monkeypatch):
 
 
 def test_a_forced_configuration_too_small_for_the_row_is_refused():
-    from phase24.softmax import cuda_impls as ci
+    from phase24.softmax.cuda import launchers as ci
 
     x = torch.empty(2, 100)
     for rows in (ci.rows_v4, ci.rows_v6):
@@ -204,7 +210,7 @@ def test_tuned_configurations_have_one_entry_per_benchmark_shape():
     import json
     from pathlib import Path
 
-    from phase24.softmax import cuda_impls as ci
+    from phase24.softmax.cuda import launchers as ci
 
     run = json.loads((Path(__file__).resolve().parents[1] / "results/h200/tune.json").read_text())
     keys = [(e["dtype"], e["N"], ci.rows_class(e["M"])) for e in run["shapes"]]
@@ -237,13 +243,13 @@ def test_the_tuner_refuses_a_partial_retime_with_nothing_to_copy_the_rest_from(a
 
 # ---- the grader's defences (harness/check.py) ---------------------------------------------------
 
-def _uniform_after_zeroing(x):
+def _uniform_after_zeroing(x, out):
     x.zero_()  # writes its input, then returns the softmax of what is there now
-    return torch.softmax(x, -1)
+    return out.copy_(torch.softmax(x, -1))
 
 
 def test_checker_fails_an_implementation_that_writes_its_input():
-    v = check_case("zeroes", _uniform_after_zeroing, plain(8, 100), torch.float32, "cpu", seed=2)
+    v = check_case(OP, "zeroes", _uniform_after_zeroing, plain(8, 100), torch.float32, "cpu", seed=2)
     assert not v.ok and v.why.startswith("modified its input"), v
 
 
@@ -251,27 +257,23 @@ def test_checker_takes_the_reference_from_the_input_before_the_call(monkeypatch)
     from phase24.harness import check
 
     monkeypatch.setattr(check, "storage_bytes", lambda x: torch.zeros(1, dtype=torch.uint8))
-    v = check_case("zeroes", _uniform_after_zeroing, plain(8, 100), torch.float32, "cpu", seed=2)
+    v = check_case(OP, "zeroes", _uniform_after_zeroing, plain(8, 100), torch.float32, "cpu", seed=2)
     assert not v.ok and "error" in v.why, v  # without the input check: wrong against the original
 
 
 def test_a_refusal_by_design_is_not_applicable_but_a_learners_fails():
-    def refuses(x):
+    def refuses(x, out=None):
         raise SoftmaxArgumentError("rung: rows of 300 values do not fit in one block")
 
-    v = check_case("rung", refuses, plain(8, 300), torch.float32, "cpu", seed=1)
+    v = check_case(OP, "rung", refuses, plain(8, 300), torch.float32, "cpu", seed=1)
     assert v.ok and v.na and "do not fit in one block" in v.why, v
-    refuses.row_kernel = lambda x2d, out: refuses(x2d)  # a learner's file may not refuse
-    v = check_case("mine.py", refuses, plain(8, 300), torch.float32, "cpu", seed=1)
+    v = check_case(OP, "mine.py", refuses, plain(8, 300), torch.float32, "cpu", seed=1,
+                   learner=True)  # a learner's file may not refuse
     assert not v.ok and not v.na, v
 
 
 def _as_learner(rows):
-    def learner(x):
-        return run_rows(rows, x)
-
-    learner.row_kernel = rows  # the checker then calls rows itself, on a guarded output
-    return learner
+    return entry("learner", rows, allow_cpu=True)  # the checker hands it a guarded output
 
 
 @pytest.mark.parametrize("where,offset", [("before its start", -3), ("after its end", 0)])
@@ -285,8 +287,8 @@ def test_guard_regions_catch_a_write_outside_a_learners_output(where, offset):
         torch.as_strided(out, (3,), (1,), at).fill_(0.5)  # three elements past one end
 
     case = plain(8, 100)
-    assert check_case("right.py", _as_learner(right), case, torch.float32, "cpu", seed=4).ok
-    v = check_case("past.py", _as_learner(past), case, torch.float32, "cpu", seed=4)
+    assert check_case(OP, "right.py", _as_learner(right), case, torch.float32, "cpu", seed=4).ok
+    v = check_case(OP, "past.py", _as_learner(past), case, torch.float32, "cpu", seed=4)
     assert not v.ok and v.why == f"wrote outside its output: 3 elements {where}", v
 
 

@@ -45,16 +45,26 @@ def cmd_hello(args) -> int:
 
 
 def cmd_build(args) -> int:
-    """Compile every kernel for the chosen architectures and print ptxas's resource report, a
-    row as each file is compiled (a cold build takes minutes; a cached one, a second)."""
-    from phase24.bridge.nvcc import KERNELS_DIR, NvccError, compile_cu
-    from phase24.harness.layout import Columns, out
-    from phase24.softmax.cuda_impls import HOPPER_ONLY
+    """Compile every kernel of every operation for the chosen architectures and print ptxas's
+    resource report, a row as each file is compiled (a cold build takes minutes; a cached one,
+    a second)."""
+    from phase24.bridge.nvcc import NvccError, compile_cu, nvcc_path
+    from phase24.bridge.prebuild import prebuild
+    from phase24.core.layout import Columns, out
+    from phase24.harness.ops import OPERATIONS, get
 
-    from phase24.bridge.prebuild import kernel_jobs, prebuild
-
-    prebuild(kernel_jobs(args.arch, HOPPER_ONLY))  # a cold cache: every file at once, in parallel
-    sources = sorted(KERNELS_DIR.glob("*.cu"))
+    try:
+        nvcc_path()
+    except NvccError as err:
+        out(f"FAIL: {err}")
+        return 1
+    ops = [get(name) for name in OPERATIONS]
+    lab00 = Path(__file__).with_name("vector_add.cu")  # lab 00's kernel, for every target
+    jobs = [(lab00, arch) for arch in args.arch] + \
+        [job for op in ops for job in op.build_jobs(args.arch)]
+    hopper_only = set().union(*(op.hopper_only() for op in ops))
+    prebuild(jobs)  # a cold cache: every file at once, in parallel
+    sources = list(dict.fromkeys(src for src, _ in jobs))
     out("ptxas's resource report: registers per thread (min-max over a file's kernels), static "
         "shared\nmemory (max), bytes spilled to local memory or stack (must be 0)")
     cols = Columns(["file", "arch", "kernels", "registers", "smem B", "spill B", "time"],
@@ -64,7 +74,7 @@ def cmd_build(args) -> int:
     bad = 0
     for src in sources:
         for arch in args.arch:
-            if src.name in HOPPER_ONLY and not arch.startswith("sm_90"):
+            if src.name in hopper_only and not arch.startswith("sm_90"):
                 cols.row([src.name, arch, "-", "Hopper-only by design", "", "", ""])
                 continue
             t0 = time.monotonic()
@@ -82,21 +92,26 @@ def cmd_build(args) -> int:
     return 1 if bad else 0
 
 
-# ---- check ---------------------------------------------------------------------------------------
+# ---- check, bench, results ------------------------------------------------------------------------
+
+def _op(args):
+    from phase24.harness.ops import UnknownOperation, get
+
+    try:
+        return get(args.op)
+    except UnknownOperation as err:
+        raise SystemExit(str(err)) from None
+
 
 def cmd_check(args) -> int:
     from phase24.harness.grade import check
 
-    return check(args)
+    return check(_op(args), args)
 
 
-# ---- bench and recorded results -------------------------------------------------------------------
-
-def _shapes(args):
-    from phase24.harness import bench
-
+def _shapes(op, args):
     try:
-        return bench.parse_shapes(args.shapes) if args.shapes else None
+        return [op.parse_shape(s) for s in args.shapes.split(",")] if args.shapes else None
     except ValueError as err:
         raise SystemExit(f"--shapes: {err}") from None
 
@@ -106,25 +121,23 @@ def cmd_bench(args) -> int:
 
     from phase24.harness import bench
     from phase24.harness.grade import known
-    from phase24.harness.report import print_results, show_recorded
-    from phase24.softmax import IMPLEMENTATIONS
+    from phase24.harness.report import print_results, save, show_recorded
 
-    names, shapes = known(args.impl), _shapes(args)
+    op = _op(args)
+    names, shapes = known(op, args.impl), _shapes(op, args)
     if not _gpu():
         console.print("[yellow]No GPU here: nothing is timed. The recorded figures for what you "
                       "asked:[/]")
-        return show_recorded(names, args.dtype, shapes)
-    impls = {n: IMPLEMENTATIONS[n] for n in names}
+        return show_recorded(op, names, args.dtype, shapes)
+    every = op.implementations()
     with Progress(console=console, transient=True) as progress:
-        result = bench.run_bench(impls, args.dtype, shapes or bench.standard_shapes(), progress)
-    folder = Path(args.out) if args.out else RESULTS / bench.gpu_slug(result["gpu"])
-    from phase24.harness import plot
+        result = bench.run_bench(op, {n: every[n] for n in names}, args.dtype,
+                                 shapes or op.shapes(), progress)
+    from phase24.core.provenance import gpu_slug
 
-    path, png = plot.save(result, folder)
-    print_results(result)
-    for r in result["records"]:
-        if r.get("plan"):
-            console.print(f"{r['impl']} {r['dtype']} {r['M']}x{r['N']}: {r['plan']}")
+    folder = Path(args.out) if args.out else RESULTS / gpu_slug(result["gpu"]) / op.name
+    path, png = save(op, result, folder)
+    print_results(op, result)
     console.print(f"wrote {path} and {png}")
     for f in result["failures"]:
         console.print(f"[red]wrong output: {f}[/]")
@@ -145,28 +158,22 @@ def cmd_results(args) -> int:
                   f"{c['block_size']}, batch {d['batch_size']}, {d['dtype']}; {d['gpu']}, "
                   f"{d['cpu_count']} CPU cores, torch {d['torch']} ({f.relative_to(REPO)}).")
         return 0
-    if getattr(args, "plot", False):  # redraw each recorded run's plot from its JSON
-        from phase24.harness.plot import plot_bench
-        from phase24.harness.report import recorded
+    from phase24.harness.report import recorded, show_recorded
 
-        for path, result in recorded():
-            print(plot_bench(result, path.with_suffix(".png")).relative_to(REPO))
+    op = _op(args)
+    if getattr(args, "plot", False):  # redraw each recorded run's plot from its JSON
+        for path, result in recorded(op):
+            print(op.plot(result, path.with_suffix(".png")).relative_to(REPO))
         return 0
     if getattr(args, "markdown", False):
-        from phase24.harness.bench import host_table, markdown_table
-        from phase24.harness.report import recorded
+        from phase24.softmax.tables import host_table, markdown_table
 
-        for _, result in recorded():
+        for _, result in recorded(op):
             print(markdown_table(result))
-            if any(r.get("host_us") for r in result["records"]):
-                print("\n" + host_table(result))
+            print("\n" + host_table(result))
         return 0
-    from phase24.harness.report import show_recorded
-
-    from phase24.softmax import IMPLEMENTATIONS
-
-    return show_recorded(list(IMPLEMENTATIONS) if getattr(args, "all", False)
-                         else ["torch", "cuda", "triton"])
+    return show_recorded(op, list(op.implementations()) if getattr(args, "all", False)
+                         else list(op.main))
 
 
 # ---- profile --------------------------------------------------------------------------------------
@@ -174,20 +181,22 @@ def cmd_results(args) -> int:
 def cmd_profile(args) -> int:
     from phase24.harness import profile as prof
 
+    op = _op(args)
     if not _gpu():
-        console.print("[yellow]No GPU here: Nsight Compute needs one. The recorded H200 profiles "
-                      "are in results/h200/profiles/ (*.md summaries, *.ncu-rep for ncu-ui).[/]")
+        console.print(f"[yellow]No GPU here: Nsight Compute needs one. The recorded H200 profiles "
+                      f"are in results/h200/{op.name}/profiles/ (*.md summaries, *.ncu-rep.xz for "
+                      "ncu-ui).[/]")
         return 0
-    out = Path(args.out) if args.out else RESULTS / "h200" / "profiles"
+    out = Path(args.out) if args.out else RESULTS / "h200" / op.name / "profiles"
     if args.resummarise:
-        for s in prof.resummarise(out):
+        for s in prof.resummarise(op.name, out):
             console.print(prof.markdown(s))
         return 0
-    jobs = prof.DEFAULT_SET if args.all else [(i, args.shape) for i in (args.impl or ["cuda"])]
+    jobs = op.profiles if args.all else [(i, args.shape) for i in (args.impl or ["cuda"])]
     status = 0
     for impl, shape in jobs:
         try:
-            s = prof.profile(impl, shape, args.dtype, out)
+            s = prof.profile(op.name, impl, shape, args.dtype, out)
         except prof.ProfileError as err:
             console.print(f"[red]{err}[/]")
             status = 1
@@ -202,12 +211,14 @@ def _main_job_steps(gpu: bool) -> list[tuple[str, list[str]]]:
     steps = [("doctor", ["doctor", "--no-ncu"])]
     if gpu:
         steps += [("hello (lab 00)", ["hello"])] + _build_for_this_gpu() + [
-                  ("check softmax", ["check", "softmax"]),
-                  ("bench softmax", ["bench", "softmax"])]
+                  ("check softmax (torch, cuda, triton)",
+                   ["check", "softmax", "--impl", "torch", "cuda", "triton"]),
+                  ("bench softmax (torch, cuda, triton)",
+                   ["bench", "softmax", "--impl", "torch", "cuda", "triton"])]
     else:
         steps += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"]),
                   ("check softmax (Triton's interpreter)", ["check", "softmax"]),
-                  ("recorded H200 results", ["results"])]
+                  ("recorded H200 results", ["results", "softmax"])]
     return steps + [("MiniGPT parity report (NumPy vs PyTorch, float64)", ["minigpt", "parity"])]
 
 
@@ -237,8 +248,8 @@ def cmd_run(args) -> int:
     time: on a GPU lab 00, the checks and the benchmark; without one, the toolchain report, the
     kernel builds, the Triton checks in the interpreter and the last recorded H200 results; on
     both, the MiniGPT parity report."""
+    from phase24.core.layout import Columns, out, say
     from phase24.harness.check import short_error
-    from phase24.harness.layout import Columns, out, say
 
     gpu = _gpu()
     skipped = "" if gpu else ("no GPU here: skipped lab 00's run, the CUDA checks, the benchmark "
@@ -278,8 +289,10 @@ def _gpu_name() -> str:
 # ---- parser ----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    from phase24.harness.bench import BENCH_DTYPES
+    from phase24.harness.ops import OPERATIONS
 
+    ops = sorted(OPERATIONS)
+    op_help = f"the operation ({', '.join(ops)})"
     p = argparse.ArgumentParser(prog="phase24", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -301,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Every case runs in a worker process with a time limit: a "
                        "crash or a hang is that case's verdict. Without a GPU, Triton kernels "
                        "run in Triton's interpreter and CUDA C is compiled, not run.")
-    s.add_argument("op", choices=["softmax"])
+    s.add_argument("op", help=op_help)
     s.add_argument("--impl", nargs="+", help="registry names (default: all)")
     s.add_argument("--file", help="grade your own kernel: a .cu (lab ABI) or a Triton .py file; "
                    "it runs the file's code, with your rights")
@@ -315,30 +328,31 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_check)
 
     s = sub.add_parser("bench", help="time implementations against torch and the copy ceiling")
-    s.add_argument("op", choices=["softmax"])
+    s.add_argument("op", help=op_help)
     s.add_argument("--impl", nargs="+", help="registry names (default: all)")
-    s.add_argument("--dtype", nargs="+", default=list(BENCH_DTYPES), choices=dts)
+    s.add_argument("--dtype", nargs="+", default=["float32", "bfloat16"], choices=dts)
     s.add_argument("--shapes", help="comma-separated MxN (default: the standard sweep)")
-    s.add_argument("--out", help="folder for the JSON and PNG (default: results/<gpu>/)")
+    s.add_argument("--out", help="folder for the JSON and PNG (default: results/<gpu>/<op>/)")
     s.set_defaults(fn=cmd_bench)
 
     s = sub.add_parser("profile", help="Nsight Compute on one launch, with a summary")
-    s.add_argument("op", choices=["softmax"])
+    s.add_argument("op", help=op_help)
     s.add_argument("--impl", nargs="+", help="registry names (default: cuda)")
     s.add_argument("--shape", default="32768x8192", help="MxN (default 32768x8192)")
     s.add_argument("--dtype", default="bfloat16", choices=dts)
     s.add_argument("--all", action="store_true", help="the chapter's recorded set of profiles")
     s.add_argument("--resummarise", action="store_true",
                    help="rewrite the summaries of the .ncu-rep files in --out (needs ncu)")
-    s.add_argument("--out", help="folder (default: results/h200/profiles/)")
+    s.add_argument("--out", help="folder (default: results/h200/<op>/profiles/)")
     s.set_defaults(fn=cmd_profile)
 
     s = sub.add_parser("results", help="show the last recorded benchmark results")
+    s.add_argument("op", nargs="?", default="softmax", help=op_help + ", softmax by default")
     s.add_argument("--all", action="store_true", help="every implementation, not only the main ones")
     s.add_argument("--markdown", action="store_true", help="the README's table")
     s.add_argument("--minigpt", action="store_true", help="the MiniGPT tokens/s table")
     s.add_argument("--plot", action="store_true",
-                   help="redraw each recorded run's plot (results/<gpu>/softmax.png) from its JSON")
+                   help="redraw each recorded run's plot (results/<gpu>/<op>/<op>.png) from its JSON")
     s.set_defaults(fn=cmd_results)
 
     s = sub.add_parser("run", help="the main job: everything this machine can run")

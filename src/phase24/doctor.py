@@ -48,7 +48,7 @@ def report(check_ncu: bool = True) -> list[tuple[str, str]]:
     rows.append(("kernel cache", _try(lambda: str(cache_dir()))))
     gpu = torch.cuda.is_available()
     if gpu:
-        from phase24.harness.bench import driver_version
+        from phase24.core.provenance import driver_version
 
         rows += _gpus()
         rows.append(("driver", driver_version()))

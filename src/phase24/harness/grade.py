@@ -1,162 +1,155 @@
-"""`phase24 check softmax`: what runs on this machine, the rows as each case ends, a summary.
+"""`phase24 check OP`: what runs on this machine, a progress line as each implementation ends,
+then a table per implementation (cases passed, failed, not applicable) and every failing case in
+full; every case's row goes to a log file the command names.
 
 The cases run in a worker process (harness/isolate.py). Without a GPU, the Triton rungs and a
 learner's .py run in Triton's interpreter; CUDA C implementations are skipped, and a learner's
-.cu is compiled for three architectures and its exported kernels checked against the ABI.
+.cu is compiled and its exported kernels checked against the ABI.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import time
 from pathlib import Path
 
 import torch
 
-from phase24.harness.layout import WIDTH, Columns, num, out, say, sci
+from phase24.core.dtypes import SHORT
+from phase24.core.layout import WIDTH, Columns, num, out, say, sci
+from phase24.core.op import Op
+from phase24.core.provenance import REPO
 
-CPU_INSTEAD = ("  python -m phase24 check softmax --impl torch triton   (Triton's interpreter)\n"
-               "  python -m phase24 build                              (compile the CUDA kernels)")
 INTERPRETER = ("Triton's interpreter runs the Triton kernels on this CPU (the lab chooses it where "
                "there is no GPU;\nnothing to set): it checks what they compute, not their speed.")
-DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+LOGS = REPO / "out" / "check"
 
 
-def _not_here(name: str) -> str | None:
-    """Why registry implementation ``name`` cannot be checked on this machine (no GPU), or None."""
-    if name == "torch":
-        return None
-    from phase24.softmax.triton_ladder import INTERPRETED, RUNGS
-
-    if name not in RUNGS:
-        return "needs a GPU"
-    if not INTERPRETED:
-        return "needs a GPU, or Triton's interpreter (unset TRITON_INTERPRET=0)"
-    x = torch.empty(4, 1000)
-    plan = RUNGS[name].plan(x, torch.empty_like(x))
-    if plan.note.startswith(f"{name}: ") and all(step.rung != name for step in plan.launches):
-        why = plan.note.split("; ")[0].removeprefix(f"{name}: ")
-        return f"{why} (here it would run {plan.launches[0].rung}'s kernel)"
-    return None
-
-
-def known(names: list[str] | None) -> list[str]:
+def known(op: Op, names: list[str] | None) -> list[str]:
     """The implementations named (all by default); SystemExit naming any that is not one."""
-    from phase24.softmax import IMPLEMENTATIONS
-
-    unknown = [n for n in names or [] if n not in IMPLEMENTATIONS]
+    every = op.implementations()
+    unknown = [n for n in names or [] if n not in every]
     if unknown:
-        raise SystemExit(f"unknown implementation(s) {', '.join(unknown)}; choose from "
-                         f"{', '.join(IMPLEMENTATIONS)}")
-    return names or list(IMPLEMENTATIONS)
+        raise SystemExit(f"unknown implementation(s) {', '.join(unknown)} of {op.name}; choose "
+                         f"from {', '.join(every)}")
+    return names or list(every)
 
 
-def _registry_subjects(names: list[str] | None, gpu: bool) -> list[str] | None:
-    names = known(names)
+def _registry_subjects(op: Op, names: list[str] | None, gpu: bool) -> list[str] | None:
+    names = known(op, names)
     if gpu:
         return names
-    why = {n: _not_here(n) for n in names}
+    why = {n: op.not_here(n) for n in names}
     for reason in dict.fromkeys(r for r in why.values() if r):
         skipped = [n for n in names if why[n] == reason]
         say(f"{', '.join(skipped)}: {reason}: skipped")
     runnable = [n for n in names if not why[n]]
     if not runnable:
-        out("Nothing to check on this machine. What runs here:\n" + CPU_INSTEAD)
+        out("Nothing to check on this machine. What runs here:\n"
+            f"  python -m phase24 check {op.name} --impl torch triton   (Triton's interpreter)\n"
+            "  python -m phase24 build                              (compile the CUDA kernels)")
         return None
     if any(n != "torch" for n in runnable):
         out(INTERPRETER)
     return runnable
 
 
-def compile_only(path: Path) -> int:
-    """A .cu without a GPU: compile it, print ptxas's report and check the ABI from the cubin."""
-    from phase24.bridge.nvcc import NvccError, compile_cu
-    from phase24.softmax.learner_cuda import LearnerCudaError, check_abi
-
-    out(f"No GPU here: {path.name} is compiled for sm_80, sm_89 and sm_90a and its kernels are "
-        "checked\nagainst the ABI; running it needs an NVIDIA GPU.")
-    try:
-        builds = [compile_cu(path, arch) for arch in ("sm_80", "sm_89", "sm_90a")]
-        for b in builds:
-            for k in b.kernels.values():
-                out(f"  {b.arch:<7} {k.name}: {k.registers} registers, {k.shared_bytes} B shared, "
-                    f"{k.spills} B spilled")
-        abi = check_abi(builds[0].image, path.name)
-    except (NvccError, LearnerCudaError) as err:
-        say(f"FAIL: {err}")
-        return 1
-    say(f"ABI: {abi.summary()}")
-    if abi.problems:
-        out("FAIL: fix the kernels named above; the checker cannot grade them.")
-        return 1
-    out("Compiled. Running it needs an NVIDIA GPU: skipped here.")
-    return 0
-
-
 class Table:
-    """The check's rows, printed as each case ends, and its counts."""
+    """The check's verdicts: every row into the log, a line per implementation as it ends, and
+    the tables at the end."""
 
-    def __init__(self, seed: int):
-        self.seed, self.counts, self.failures, self.cols = seed, [0, 0, 0], [], None
-        self.noted_failure = False
+    def __init__(self, op: Op, seed: int, log: Path):
+        self.op, self.seed, self.log = op, seed, log
+        self.counts: dict[str, list[int]] = {}
+        self.failures: list[tuple[str, str]] = []
+        self.noted_failure, self.last, self.current = False, time.monotonic(), None
+        self.started = time.monotonic()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self.file = open(log, "w")
 
     def note(self, text: str, failed: bool) -> None:
         say(("FAIL: " if failed else "") + text)
+        self.file.write(text + "\n")
         self.noted_failure |= failed
 
     def ready(self, jobs) -> None:
-        impl = max(len(j[0]) for j in jobs) if jobs else 4
-        case = max(len(j[2]) for j in jobs) if jobs else 4
-        self.cols = Columns(["impl", "dtype", "case", "rel L2", "err/tol", "sum err", "verdict"],
-                            [impl, 5, case, 7, 7, 7, 7], right={"rel L2", "err/tol", "sum err"})
-        if jobs:
-            self.cols.header()
-        else:
+        self.total = len(jobs)
+        impl = max((len(j[0]) for j in jobs), default=4)
+        case = max((len(j[2]) for j in jobs), default=4)
+        self.cols = Columns(["impl", "dtype", "case", "rel L2", "err/tol", self.op.extra_name,
+                             "verdict"], [impl, 5, case, 7, 7, 7, 7],
+                            right={"rel L2", "err/tol", self.op.extra_name}, width=10**6)
+        if not jobs:
             out("no case to run: --case matches no case's name, or the file covers none of "
                 "the dtypes asked")
+            return
+        out(f"{len(jobs)} cases; every row goes to {self.log.relative_to(REPO) if self.log.is_relative_to(REPO) else self.log}")
+        self.file.write(self.cols.line(self.cols.heads) + "\n")
 
     def verdict(self, k: int, v: dict) -> None:
+        impl = v["impl"]
+        if impl != self.current and self.current is not None:
+            self._progress(self.current, k)
+        self.current = impl
+        counts = self.counts.setdefault(impl, [0, 0, 0])
         if v["na"]:
-            word, detail, slot = "n/a", v["why"].removeprefix("SoftmaxArgumentError: "), 2
-            detail = "not applicable: " + detail.removeprefix(f"{v['impl']}: ")
+            word, detail, slot = "n/a", v["why"], 2
         elif v["ok"]:
             word, detail, slot = "ok", "", 0
         else:
             word, detail, slot = "FAIL", v["why"], 1
             if detail.startswith("not run:"):
-                word, detail = "not run", ""
-            self.failures.append((v["why"], f"{v['impl']} {DTYPE_SHORT.get(v['dtype'])} "
-                                            f"{v['case']}"))
-        self.counts[slot] += 1
-        numbers = ["-"] * 3 if v["na"] or v["rel_l2"] == float("inf") else \
-            [sci(v["rel_l2"]), num(v["worst"]), sci(v["row_sum_err"])]
-        self.cols.row([v["impl"], DTYPE_SHORT.get(v["dtype"], v["dtype"]), v["case"], *numbers,
-                       word], detail)
+                word = "not run"
+        counts[slot] += 1
+        numbers = ["-"] * 3 if v["na"] or v["rel_l2"] == math.inf else \
+            [sci(v["rel_l2"]), num(v["worst"]), sci(v["extra"])]
+        row = self.cols.line([impl, SHORT.get(v["dtype"], v["dtype"]), v["case"], *numbers, word])
+        self.file.write(row + (f"\n    {detail}" if detail else "") + "\n")
+        self.file.flush()
+        if slot == 1:
+            self.failures.append((row, detail))
+            out(f"FAIL {impl} {SHORT.get(v['dtype'])} {v['case']}: {detail}")
+        if time.monotonic() - self.last > 8:
+            self._progress(impl, k + 1, partial=True)
+
+    def _progress(self, impl: str, done: int, partial: bool = False) -> None:
+        p, f, na = self.counts[impl]
+        out(f"[{done}/{self.total}, {time.monotonic() - self.started:.0f} s] {impl}: {p} passed, "
+            f"{f} failed" + (f", {na} n/a" if na else "") + (" so far" if partial else ""))
+        self.last = time.monotonic()
 
     def summary(self) -> int:
-        """The failures grouped by reason (their rows may have scrolled away), then the counts."""
-        passed, failed, na = self.counts
-        groups: dict[str, list[str]] = {}
-        for why, where in self.failures:
-            groups.setdefault(why, []).append(where)
-        if len(self.failures) > 1:
-            out(f"failed ({len(self.failures)}):")
-            for why, where in list(groups.items())[:8]:
-                more = f" (+{len(where) - 1} more)" if len(where) > 1 else ""
-                line = f"  {where[0]}{more}: {why}"
-                out(line if len(line) <= WIDTH else line[:WIDTH - 3] + "...")
-            if len(groups) > 8:
-                out(f"  ... and {len(groups) - 8} other reasons (above)")
+        if self.current is not None:
+            self._progress(self.current, self.total)
+        self.file.close()
+        if self.counts:
+            out("")
+            cols = Columns(["implementation", "passed", "failed", "n/a"],
+                           [max(len(i) for i in self.counts), 6, 6, 4],
+                           right={"passed", "failed", "n/a"})
+            cols.header()
+            for impl, (p, f, na) in self.counts.items():
+                cols.row([impl, str(p), str(f), str(na)])
+        if self.failures:
+            out(f"\nfailed ({len(self.failures)}), in full:")
+            for row, why in self.failures:
+                out(row[:WIDTH])
+                out(f"    {why}")
+        passed = sum(c[0] for c in self.counts.values())
+        failed = sum(c[1] for c in self.counts.values())
+        na = sum(c[2] for c in self.counts.values())
         extra = f", {na} not applicable" if na else ""
-        out(f"{passed} passed, {failed} failed{extra} (seed {self.seed})")
+        out(f"{passed} passed, {failed} failed{extra} (seed {self.seed}; every case: {self.log})")
         return 1 if failed or not passed or self.noted_failure else 0
 
 
-def check(args) -> int:
+def check(op: Op, args) -> int:
     from phase24.harness.isolate import LoadError, Run
 
     gpu = torch.cuda.is_available()
-    spec = {"dtypes": args.dtype, "big": args.big, "device": "cuda" if gpu else "cpu",
-            "case": args.case}
+    spec = {"op": op.name, "dtypes": args.dtype, "big": args.big,
+            "device": "cuda" if gpu else "cpu", "case": args.case}
     if args.file:
         path = Path(args.file)
         if not path.is_file():
@@ -166,22 +159,20 @@ def check(args) -> int:
             out(f"{args.file}: expected a .cu (CUDA C) or a .py (Triton) file")
             return 1
         if path.suffix == ".cu" and not gpu:
-            return compile_only(path)
+            return op.compile_only(path)
         spec["file"] = str(path.resolve())
         out(f"{path.name}: its code runs in a worker process, with your rights.")
         if not gpu:
             out(INTERPRETER)
     else:
-        spec["impls"] = _registry_subjects(args.impl, gpu)
+        spec["impls"] = _registry_subjects(op, args.impl, gpu)
         if spec["impls"] is None:
             return 0
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     spec["seed"] = seed
-    from phase24.harness.check import tolerance_table
-
     out(f"seed {seed} (replay it with --seed {seed})")
-    out(f"tolerances, rtol/atol: {tolerance_table()}")
-    table = Table(seed)
+    out(f"tolerances, rtol/atol: {op.tolerances}")
+    table = Table(op, seed, LOGS / f"{op.name}-{seed}.log")
     try:
         Run(spec, args.timeout).run(table.ready, table.verdict, table.note)
     except LoadError as err:

@@ -32,26 +32,21 @@ class LoadError(RuntimeError):
 
 # ---- the worker ---------------------------------------------------------------------------------
 
-def _subjects(spec: dict) -> tuple[dict, list[str], list[str]]:
-    """{name: softmax callable}, the dtypes to check, notes: (text, whether it is a failure)."""
-    dtypes, notes = spec["dtypes"], []
+def _subjects(op, spec: dict) -> tuple[dict, list[str], list]:
+    """{name: callable}, the dtypes to check, notes: (text, whether it is a failure)."""
+    dtypes = spec["dtypes"]
     if "file" not in spec:
-        from phase24.softmax import IMPLEMENTATIONS
-
-        return {n: IMPLEMENTATIONS[n] for n in spec["impls"]}, dtypes, notes
+        every = op.implementations()
+        return {n: every[n] for n in spec["impls"]}, dtypes, []
     from pathlib import Path
 
+    from phase24.core.dtypes import NAME
+
     path = Path(spec["file"])
-    if path.suffix == ".py":
-        from phase24.softmax.learner_triton import load_learner_softmax
-
-        return {path.name: load_learner_softmax(path)}, dtypes, notes
-    from phase24.softmax.learner_cuda import load_learner_softmax
-
-    fn, covered = load_learner_softmax(path)
-    notes.append((f"ABI: {fn.abi.summary()}", bool(fn.abi.problems)))
-    names = {str(d).removeprefix("torch.") for d in covered}
-    return {path.name: fn}, [d for d in dtypes if d in names], notes
+    fn, notes, covered = op.learner(path)
+    if covered is not None:
+        dtypes = [d for d in dtypes if d in {NAME[c] for c in covered}]
+    return {path.name: fn}, dtypes, notes
 
 
 def _cuda_lost() -> bool:
@@ -80,17 +75,19 @@ def worker(spec: dict, start: int) -> int:
     # NumPy warns where the interpreter computes -inf - -inf and the like (NaN rows, on purpose)
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     from phase24.harness.check import jobs, run_job
+    from phase24.harness.ops import get
 
+    op = get(spec["op"])
     try:
-        subjects, dtypes, notes = _subjects(spec)
+        subjects, dtypes, notes = _subjects(op, spec)
     except Exception as err:  # the file's own error, or nvcc's: said, not a traceback
         send(fatal=f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err))
         return 0
-    todo = jobs(list(subjects), dtypes, spec["device"], spec["seed"], spec.get("big", False),
+    todo = jobs(op, list(subjects), dtypes, spec["device"], spec["seed"], spec.get("big", False),
                 spec.get("case"))
     send(ready=[[j.impl, j.dtype, j.case.name] for j in todo], notes=notes)
     for k in range(start, len(todo)):
-        v = run_job(todo[k], subjects[todo[k].impl], spec["device"])
+        v = run_job(op, todo[k], subjects[todo[k].impl], spec["device"], "file" in spec)
         send(i=k, verdict=dataclasses.asdict(v))
         if spec["device"] == "cuda" and not v.ok and _cuda_lost():
             proto.flush()
@@ -198,7 +195,7 @@ class Run:
     def _verdict(self, k: int, why: str) -> dict:
         impl, dtype, case = self.jobs[k]
         inf = float("inf")
-        return dict(impl=impl, dtype=dtype, case=case, rel_l2=inf, worst=inf, row_sum_err=inf,
+        return dict(impl=impl, dtype=dtype, case=case, rel_l2=inf, worst=inf, extra=inf,
                     ok=False, why=why, na=False)
 
     def _timed_out(self, k: int, timeouts: dict, on_verdict) -> int:

@@ -1,4 +1,4 @@
-"""`phase24 profile softmax`: Nsight Compute on exactly one launch, and a summary a reader needs.
+"""`phase24 profile OP`: Nsight Compute on exactly one launch, and a summary a reader needs.
 
 ncu runs this module as its target: one warm-up call outside the NVTX range "phase24", then
 one call inside it; ncu (`--nvtx-include phase24/ -c 1`) profiles the first kernel in the
@@ -53,9 +53,6 @@ METRICS = {
 ALIASES = {"dram__throughput.avg.pct_of_peak_sustained_elapsed":
            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"}
 STALL = re.compile(r"smsp__average_warps?_issue_stalled_(\w+?)_per_issue_active\.ratio$")
-DEFAULT_SET = [("cuda-naive", "32768x8192"), ("cuda-v3", "32768x8192"), ("cuda", "32768x8192"),
-               ("triton", "32768x8192"), ("torch", "32768x8192"), ("cuda", "64x262144"),
-               ("triton", "64x262144")]
 
 
 class ProfileError(RuntimeError):
@@ -66,46 +63,46 @@ def ncu_path() -> str:
     path = shutil.which("ncu")
     if not path:
         raise ProfileError("Nsight Compute (ncu) is not installed here. The recorded profiles "
-                           "are under results/h200/profiles/ (read them with ncu-ui, or the "
+                           "are under results/<gpu>/<op>/profiles/ (ncu-ui reads them; the "
                            ".md summaries).")
     return path
 
 
-def target(impl: str, shape: str, dtype: str) -> None:
+def target(op_name: str, impl: str, shape: str, dtype: str) -> None:
     """What ncu runs: one warm-up call, then exactly one call inside the NVTX range."""
     import torch
 
-    from phase24.harness.cases import DTYPES
-    from phase24.softmax import IMPLEMENTATIONS
+    from phase24.core.dtypes import DTYPES
+    from phase24.harness.ops import get
 
-    m, n = (int(v) for v in shape.split("x"))
-    x = torch.randn(m, n, device="cuda").mul_(3).to(DTYPES[dtype])
-    fn = IMPLEMENTATIONS[impl]
-    fn(x)
+    op = get(op_name)
+    inputs = op.make_inputs(op.parse_shape(shape), DTYPES[dtype])
+    fn = op.implementations()[impl]
+    fn(*inputs)
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_push("phase24")
-    fn(x)
+    fn(*inputs)
     torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
 
 
-def profile(impl: str, shape: str, dtype: str, out: Path) -> dict:
+def profile(op_name: str, impl: str, shape: str, dtype: str, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     stem = f"{impl}_{dtype}_{shape}"
     rep = out / f"{stem}.ncu-rep"
     cmd = [ncu_path(), "--set", "full", "--clock-control", "none", "--import-source", "on",
            "--nvtx", "--nvtx-include", "phase24/", "-c", "1", "-f", "-o", str(rep.with_suffix("")),
-           sys.executable, "-m", "phase24.harness.profile", "target", impl, shape, dtype]
+           sys.executable, "-m", "phase24.harness.profile", "target", op_name, impl, shape, dtype]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     if "ERR_NVGPUCTRPERM" in text:
         raise ProfileError("ncu cannot read the GPU's counters on this machine (ERR_NVGPUCTRPERM). "
-                           "The recorded profiles are under results/h200/profiles/.")
+                           "The recorded profiles are under results/<gpu>/<op>/profiles/.")
     if proc.returncode != 0 or not rep.exists():
         raise ProfileError(f"ncu failed for {impl}:\n{text[-3000:]}")
     summary = summarise(rep)
-    summary.update(impl=impl, shape=shape, dtype=dtype, command=reproduce(impl, shape, dtype),
-                   ncu_command=" ".join(cmd[1:-6]))
+    summary.update(impl=impl, shape=shape, dtype=dtype,
+                   command=reproduce(op_name, impl, shape, dtype), ncu_command=" ".join(cmd[1:-7]))
     (out / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out / f"{stem}.md").write_text(markdown(summary))
     rep.with_name(rep.name + ".xz").write_bytes(lzma.compress(rep.read_bytes(), preset=9))
@@ -156,21 +153,22 @@ def summarise(rep: Path) -> dict:
     return out
 
 
-def resummarise(folder: Path) -> list[dict]:
+def resummarise(op_name: str, folder: Path) -> list[dict]:
     """Rewrite the JSON/Markdown summaries of every .ncu-rep in ``folder`` (no new profiling)."""
     done = []
     for rep in sorted(folder.glob("*.ncu-rep")):
         impl, dtype, shape = rep.stem.rsplit("_", 2)
         s = summarise(rep)
-        s.update(impl=impl, shape=shape, dtype=dtype, command=reproduce(impl, shape, dtype))
+        s.update(impl=impl, shape=shape, dtype=dtype,
+                 command=reproduce(op_name, impl, shape, dtype))
         (folder / f"{rep.stem}.json").write_text(json.dumps(s, indent=1) + "\n")
         (folder / f"{rep.stem}.md").write_text(markdown(s))
         done.append(s)
     return done
 
 
-def reproduce(impl: str, shape: str, dtype: str) -> str:
-    return f"python -m phase24 profile softmax --impl {impl} --shape {shape} --dtype {dtype}"
+def reproduce(op_name: str, impl: str, shape: str, dtype: str) -> str:
+    return f"python -m phase24 profile {op_name} --impl {impl} --shape {shape} --dtype {dtype}"
 
 
 def markdown(s: dict) -> str:
@@ -201,11 +199,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m phase24.harness.profile")
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("target")
+    t.add_argument("op")
     t.add_argument("impl")
     t.add_argument("shape")
     t.add_argument("dtype")
     a = p.parse_args(argv)
-    target(a.impl, a.shape, a.dtype)
+    target(a.op, a.impl, a.shape, a.dtype)
     return 0
 
 

@@ -1,8 +1,10 @@
 """Recorded benchmark results as compact text tables (100 columns), for `results` and `bench`.
 
-A cell is the share of the copy bandwidth measured in the same run and the speed-up over
-torch.softmax on the same shape; a table too wide for the terminal is split into several, each
-repeating the dtype and shape columns.
+A run of ``bench OP`` on a GPU is kept as results/<gpu>/<op>/<op>.json (and its plot beside it).
+A cell is the share of the copy bandwidth measured in the same run and the speed-up over the
+baseline on the same shape; a table too wide for the terminal is split into several, each
+repeating the dtype and shape columns. A second table gives a caller's time per call of
+back-to-back calls (loop_us) on the shapes the operation marks as few-row ones.
 """
 
 from __future__ import annotations
@@ -10,99 +12,115 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from phase24.harness.layout import chunked, out
+from phase24.core.layout import chunked, out
+from phase24.core.op import Op
+from phase24.core.provenance import REPO
 
-REPO = Path(__file__).resolve().parents[3]
 RESULTS = REPO / "results"
 
 
-def cell(r: dict | None) -> str:
+def result_path(folder: Path, op: Op) -> Path:
+    return folder / op.name / f"{op.name}.json"
+
+
+def save(op: Op, result: dict, folder: Path) -> tuple[Path, Path]:
+    """Write ``result`` as folder/<op>.json and its plot as folder/<op>.png."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{op.name}.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return path, op.plot(result, folder / f"{op.name}.png")
+
+
+def _shape(r: dict, op: Op) -> str:
+    return "x".join(str(r[f]) for f in op.shape_fields)
+
+
+def cell(r: dict | None, baseline: str) -> str:
     if r is None:
         return "refused"
-    x = r.get("speedup_vs_torch")
-    return f"{r['pct_copy']:.0f}%" + (f" {x:.2f}x" if x is not None and r["impl"] != "torch" else "")
+    x = r.get(f"speedup_vs_{baseline}")
+    return f"{r['pct_copy']:.0f}%" + (f" {x:.2f}x" if x is not None and r["impl"] != baseline
+                                       else "")
 
 
-def print_results(result: dict, impls: list[str] | None = None, dtypes: list[str] | None = None,
-                  shapes: list[tuple[int, int]] | None = None) -> None:
+def print_results(op: Op, result: dict, impls: list[str] | None = None,
+                  dtypes: list[str] | None = None, shapes: list[tuple] | None = None) -> None:
     """The records of one benchmark run, for the implementations, dtypes and shapes asked."""
     recs = result["records"]
+    baseline = result.get("baseline", "torch")
     impls = [i for i in (impls or dict.fromkeys(r["impl"] for r in recs))
              if any(r["impl"] == i for r in recs)]
-    keys = {(r["impl"], r["dtype"], r["M"], r["N"]): r for r in recs}
+    keys = {(r["impl"], r["dtype"], _shape(r, op)): r for r in recs}
+    wanted = {"x".join(map(str, s)) for s in shapes or []}
     fixed_rows, rows = [], []
     for dt in dict.fromkeys(r["dtype"] for r in recs):
         if dtypes and dt not in dtypes:
             continue
-        for m, n in dict.fromkeys((r["M"], r["N"]) for r in recs if r["dtype"] == dt):
-            if shapes and (m, n) not in shapes:
+        for shape in dict.fromkeys(_shape(r, op) for r in recs if r["dtype"] == dt):
+            if wanted and shape not in wanted:
                 continue
-            fixed_rows.append([dt, f"{m}x{n}"])
-            rows.append([cell(keys.get((i, dt, m, n))) for i in impls])
-    out(f"softmax on {result['gpu']}, commit {result['commit'][:10]}, {result['date'][:10]}: "
-        f"% of the copy bandwidth")
-    out(f"({result['copy_gbps']:.0f} GB/s in the same run) and speed-up over torch; refused: a "
-        "shape the implementation refuses")
+            fixed_rows.append([dt, shape])
+            rows.append([cell(keys.get((i, dt, shape)), baseline) for i in impls])
+    out(f"{op.name} on {result['gpu']}, {result['date'][:10]}: % of the copy bandwidth "
+        f"({result['copy_gbps']:.0f} GB/s in the same run)")
+    out(f"and speed-up over {baseline} (flushed GPU time, `us`); refused: a shape the "
+        "implementation refuses")
     if not rows:
         out("(nothing recorded for what was asked)")
         return
-    for line in chunked(["dtype", "M x N"], fixed_rows, impls, rows):
+    for line in chunked(["dtype", "shape"], fixed_rows, impls, rows):
         out(line)
-    print_host_times(result, impls, dtypes, shapes)
+    _print_loop_times(op, result, impls, fixed_rows)
 
 
-def print_host_times(result: dict, impls: list[str], dtypes=None, shapes=None) -> None:
-    """The few-row shapes with the host's launch included (a run that recorded it), in us per
-    call beside a copy of the same bytes timed the same way: what a caller of one call waits."""
-    from phase24.harness.bench import host_rows
-
-    heads, rows = host_rows(result, [i for i in impls if i not in result.get("peers", [])])
-    rows = [r for r in rows if (not dtypes or r[0] in dtypes) and (not shapes or tuple(r[1:3])
-                                                                    in shapes)]
-    if not rows or all(u is None for r in rows for u in r[4:]):
+def _print_loop_times(op: Op, result: dict, impls: list[str], shown: list[list[str]]) -> None:
+    """A caller's time per call (loop_us) beside a copy of the same bytes, on the shown shapes
+    that are not bulk ones (the operation's few-row shapes)."""
+    recs = {(r["impl"], r["dtype"], _shape(r, op)): r for r in result["records"]}
+    copies = {(c["dtype"], _shape(c, op)): c for c in result.get("copy_same_size", [])}
+    marked = {"x".join(map(str, f)) for f in op.few_shapes}
+    few = [(dt, s) for dt, s in shown if s in marked and "loop_us" in copies.get((dt, s), {})]
+    if not few:
         return
-    out("\nfew rows, the host's launch included (us per call, lower is better; copy: the same "
-        "bytes copied):")
-    fixed = [[dt, f"{m}x{n}"] for dt, m, n, *_ in rows]
-    cells = [["-" if u is None else f"{u:.1f}" for u in r[3:]] for r in rows]
-    for line in chunked(["dtype", "M x N"], fixed, heads, cells):
+    out("\na caller's time per call, back-to-back calls (loop_us, us; copy: the same bytes "
+        "copied):")
+    heads = ["copy"] + impls
+    cells = [[_us(copies[(dt, s)].get("loop_us"))] +
+             [_us((recs.get((i, dt, s)) or {}).get("loop_us")) for i in impls] for dt, s in few]
+    for line in chunked(["dtype", "shape"], [list(k) for k in few], heads, cells):
         out(line)
 
 
-def recorded() -> list[tuple[Path, dict]]:
-    """Each GPU's latest recorded benchmark run (results/<gpu>/softmax.json)."""
-    return [(f, json.loads(f.read_text())) for f in sorted(RESULTS.glob("*/softmax.json"))]
+def _us(v) -> str:
+    return "-" if v is None else f"{v:.1f}"
 
 
-def runs_for(impls: list[str]) -> list[tuple[Path, dict, list[str]]]:
-    """Per GPU, its recorded run and the implementations of ``impls`` it has: (file, run,
-    those implementations). Earlier runs (results/<gpu>/history/) are not shown: the figures are
-    one run's."""
-    chosen = []
-    for f, run in recorded():
+def recorded(op: Op) -> list[tuple[Path, dict]]:
+    """Each GPU's latest recorded benchmark run of ``op``."""
+    return [(f, json.loads(f.read_text())) for f in sorted(RESULTS.glob(f"*/{op.name}/{op.name}.json"))]
+
+
+def show_recorded(op: Op, impls: list[str], dtypes=None, shapes=None) -> int:
+    """The recorded figures of ``impls`` (for these dtypes and shapes, if given); says what was
+    asked and is recorded nowhere."""
+    runs = []
+    for f, run in recorded(op):
         have = {r["impl"] for r in run["records"]}
         shown = [i for i in impls if i in have]
         if shown:
-            chosen.append((f, run, shown))
-    return chosen
-
-
-def show_recorded(impls: list[str], dtypes=None, shapes=None) -> int:
-    """The recorded figures of ``impls`` (for these dtypes and shapes, if given); says what was
-    asked and is recorded nowhere."""
-    runs = runs_for(impls)
+            runs.append((f, run, shown))
     if not runs:
-        out("no recorded results under results/ for " + ", ".join(impls))
+        out(f"no recorded results of {op.name} under results/ for " + ", ".join(impls))
         return 0
     for i, (f, result, shown) in enumerate(runs):
         if i:
             out()
-        print_results(result, shown, dtypes, shapes)
+        print_results(op, result, shown, dtypes, shapes)
         out(f"(recorded {result['date']} on {result['gpu']}; {f.relative_to(REPO)})")
     have = {i for _, _, shown in runs for i in shown}
-    sizes = {(r["M"], r["N"]) for _, result, _ in runs for r in result["records"]}
+    sizes = {_shape(r, op) for _, result, _ in runs for r in result["records"]}
     missing = [i for i in impls if i not in have]
-    missing += [f"{m}x{n}" for m, n in shapes or [] if (m, n) not in sizes]
+    missing += [s for s in ("x".join(map(str, s)) for s in shapes or []) if s not in sizes]
     if missing:
         out(f"not recorded: {', '.join(missing)}")
     return 0

@@ -1,9 +1,11 @@
-"""Argument checking and shape handling shared by every softmax implementation.
+"""What every softmax implementation of the lab does before and after its kernels: the argument
+checks, the row view, the output, and the entry that the registry holds.
 
-Each implementation is written as a *row kernel*: ``kernel(x2d, out2d)`` where ``x2d`` is a
-2-D (M, N) view whose last dimension has stride 1 (rows may start anywhere: any row stride,
-any alignment) and ``out2d`` is a fresh contiguous (M, N) tensor of the same dtype. This module
-turns any tensor a user passes into that form, and the result back into the user's shape.
+Each implementation is written as a *row kernel*: ``rows(x2d, out2d)`` where ``x2d`` is a 2-D
+(M, N) view whose last dimension has stride 1 (rows may start anywhere: any row stride, any
+alignment) and ``out2d`` is a contiguous (M, N) tensor of the same dtype. ``entry`` turns a row
+kernel into ``softmax(x, out=None)`` for any tensor a caller passes: ``out``, when given, is the
+contiguous output to fill (the checker hands in one it has poisoned); else a new one is made.
 """
 
 from __future__ import annotations
@@ -12,9 +14,15 @@ from typing import Callable
 
 import torch
 
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-# Each dtype's short name in kernel names and tuned tables.
-DTYPE_TAG = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+from phase24.core.dtypes import SUPPORTED
+from phase24.core.op import OpArgumentError
+
+# The lab's kernels index a row with 32-bit offsets (a chunk may start up to 1M values past
+# the row's end): rows must be shorter than this. Any number of rows is fine.
+MAX_ROW = 2**31 - 2**20
+
+RowKernel = Callable[[torch.Tensor, torch.Tensor], None]
+Softmax = Callable[..., torch.Tensor]
 
 
 def rows_class(m: int) -> int:
@@ -23,14 +31,8 @@ def rows_class(m: int) -> int:
     every M <= 256 let the 64-row winner of N = 32768 overwrite the 1-row one.)"""
     return 0 if m <= 16 else 1 if m <= 256 else 2
 
-# The lab's kernels index a row with 32-bit offsets (a chunk may start up to 1M values past
-# the row's end): rows must be shorter than this. Any number of rows is fine.
-MAX_ROW = 2**31 - 2**20
 
-RowKernel = Callable[[torch.Tensor, torch.Tensor], None]
-
-
-class SoftmaxArgumentError(ValueError):
+class SoftmaxArgumentError(OpArgumentError):
     """A softmax was called with an input it cannot take (device, dtype, layout or shape)."""
 
 
@@ -39,13 +41,18 @@ def check_input(x: object, name: str, *, allow_cpu: bool = False, ours: bool = T
     """Raise SoftmaxArgumentError naming the problem, or return ``x`` unchanged.
 
     ``ours``: the lab's own kernels, which also refuse what only torch's softmax can take
-    (rows of 2^31 values or more, inputs that need a gradient)."""
+    (rows of 2^31 values or more, inputs that need a gradient). The usual input passes one
+    expression (it runs at every call); the reasons are worked out only for one that fails."""
+    if type(x) is torch.Tensor and x.dtype in SUPPORTED and x.layout is torch.strided \
+            and x.dim() > 0 and (x.is_cuda or allow_cpu) \
+            and not (ours and (x.requires_grad or x.shape[-1] >= MAX_ROW)):
+        return x
     if not isinstance(x, torch.Tensor):
         raise SoftmaxArgumentError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if x.layout != torch.strided:
         raise SoftmaxArgumentError(
             f"{name}: a {x.layout} tensor is not supported; pass a dense tensor (x.to_dense())")
-    if x.dtype not in SUPPORTED_DTYPES:
+    if x.dtype not in SUPPORTED:
         raise SoftmaxArgumentError(
             f"{name}: dtype {x.dtype} is not supported; use float32, float16 or bfloat16")
     if x.dim() == 0:
@@ -67,40 +74,54 @@ def check_input(x: object, name: str, *, allow_cpu: bool = False, ours: bool = T
     return x
 
 
-_poison: float | None = None
+def check_out(out: torch.Tensor, x: torch.Tensor, name: str) -> torch.Tensor:
+    """``out`` if it can hold the softmax of ``x`` (same shape, dtype and device, contiguous)."""
+    if not isinstance(out, torch.Tensor) or out.shape != x.shape or out.dtype != x.dtype \
+            or out.device != x.device or not out.is_contiguous():
+        raise SoftmaxArgumentError(
+            f"{name}: out must be a contiguous tensor of the input's shape {tuple(x.shape)}, "
+            f"dtype {x.dtype} and device {x.device}")
+    return out
 
 
-class poisoned_outputs:
-    """Within this context every output is filled with ``value`` before the kernel runs, so an
-    element the kernel forgets to write shows up (the checker uses NaN and then a finite value)."""
-
-    def __init__(self, value: float):
-        self.value = value
-
-    def __enter__(self):
-        global _poison
-        self.saved, _poison = _poison, self.value
-
-    def __exit__(self, *exc):
-        global _poison
-        _poison = self.saved
+def rows_view(x: torch.Tensor) -> torch.Tensor:
+    """``x`` as the (M, N) row-kernel input: a view when the layout allows it, else a copy."""
+    if x.dim() == 2 and x.is_contiguous():
+        return x  # the usual case, first (it runs at every call)
+    n = x.shape[-1]
+    x2d = x.reshape(-1, n) if x.dim() != 2 else x
+    if x2d.stride(-1) != 1 or x2d.stride(0) < n:
+        x2d = x2d.contiguous()
+    return x2d
 
 
-def run_rows(kernel: RowKernel, x: torch.Tensor) -> torch.Tensor:
-    """Apply a row kernel over the last dimension of ``x``, for any leading shape and strides."""
-    out = torch.empty_like(x, memory_format=torch.contiguous_format)
-    if _poison is not None:
-        out.fill_(_poison)
+def run_rows(kernel: RowKernel, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Apply a row kernel over the last dimension of ``x``, for any leading shape and strides,
+    into ``out`` (checked by the caller) or a new tensor."""
+    if out is None:
+        out = torch.empty_like(x) if x.is_contiguous() else \
+            torch.empty_like(x, memory_format=torch.contiguous_format)
     if out.numel() == 0:
         return out
     kernel(rows_view(x), out if out.dim() == 2 else out.view(-1, x.shape[-1]))
     return out
 
 
-def rows_view(x: torch.Tensor) -> torch.Tensor:
-    """``x`` as the (M, N) row-kernel input: a view when the layout allows it, else a copy."""
-    n = x.shape[-1]
-    x2d = x.reshape(-1, n) if x.dim() != 2 else x
-    if x2d.stride(-1) != 1 or x2d.stride(0) < n:
-        x2d = x2d.contiguous()
-    return x2d
+def entry(name: str, rows: RowKernel, *, allow_cpu: bool = False, cpu_hint: str = "") -> Softmax:
+    """The registry's ``softmax(x, out=None)`` for a row kernel: the argument checks, the output,
+    then the kernel, under x's GPU when it is not the current one (a launcher reads the current
+    device's SMs and tuned table)."""
+    current = torch._C._cuda_getDevice if torch.cuda.is_available() else (lambda: 0)
+
+    def softmax(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        check_input(x, name, allow_cpu=allow_cpu, cpu_hint=cpu_hint)
+        if out is not None:
+            check_out(out, x, name)
+        if x.is_cuda and x.get_device() != current():
+            with torch.cuda.device(x.device):
+                return run_rows(rows, x, out)
+        return run_rows(rows, x, out)
+
+    softmax.__name__ = f"softmax_{name.replace('-', '_').replace(':', '_').replace('.', '_')}"
+    softmax.__doc__ = f"Softmax over the last dimension with {name}."
+    return softmax

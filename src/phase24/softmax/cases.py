@@ -1,39 +1,26 @@
-"""The inputs every softmax is checked on: fresh random data, edge shapes and special values."""
+"""The inputs every softmax is checked on: fresh random data, edge shapes and special values.
+A case makes a tuple of inputs: here one tensor, whose rows are normalised."""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Callable
-
 import torch
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str
-    make: Callable[[torch.dtype, str, torch.Generator], torch.Tensor]
-    gpu_only: bool = False  # too large for the CPU / the interpreter
-    sample_rows: int | None = None  # check only these many rows (first, last, random) if set
-
-
-def _randn(shape, dtype, device, gen, scale=3.0):
-    return (torch.randn(shape, generator=gen, device=device, dtype=torch.float32) * scale).to(dtype)
+from phase24.core.cases import Case
+from phase24.core.cases import randn as _randn
 
 
 def plain(m: int, n: int, scale: float = 3.0, **kw) -> Case:
-    return Case(f"{m}x{n}", lambda dt, dev, g: _randn((m, n), dt, dev, g, scale), **kw)
+    return Case(f"{m}x{n}", lambda dt, dev, g: (_randn((m, n), dt, dev, g, scale),), **kw)
 
 
 def unaligned(m: int, n: int) -> Case:
     """Rows that start 1 element past a 16-byte boundary: a sliced view of a wider tensor."""
     return Case(f"{m}x{n} view[:,1:]",
-                lambda dt, dev, g: _randn((m, n + 1), dt, dev, g)[:, 1:])
+                lambda dt, dev, g: (_randn((m, n + 1), dt, dev, g)[:, 1:],))
 
 
 def transposed(m: int, n: int) -> Case:
-    return Case(f"{m}x{n} transposed", lambda dt, dev, g: _randn((n, m), dt, dev, g).t())
+    return Case(f"{m}x{n} transposed", lambda dt, dev, g: (_randn((n, m), dt, dev, g).t(),))
 
 
 def with_specials(m: int, n: int, shift: int = 0) -> Case:
@@ -56,7 +43,7 @@ def with_specials(m: int, n: int, shift: int = 0) -> Case:
         x[6] = (_randn((n,), torch.float32, dev, g) - 200.0).to(dt)  # all below -88 ...
         x[6, n // 2:] = float("-inf")        # ... and the second half -inf (whole chunks of it)
         x[7, n - 1] = float("inf")           # +inf: NaN, as in torch
-        return x
+        return (x,)
 
     where = "" if shift == 0 else f" view[:,{shift}:]"
     return Case(f"{m}x{n}{where} -inf/NaN/inf/huge", make)
@@ -65,8 +52,8 @@ def with_specials(m: int, n: int, shift: int = 0) -> Case:
 def large_offset(m: int, n: int) -> Case:
     """Logits far from zero (x + 1e4 in fp32): exp(x - max) must not lose them."""
     return Case(f"{m}x{n} offset 1e4",
-                lambda dt, dev, g: (_randn((m, n), torch.float32, dev, g)
-                                    + (1e4 if dt == torch.float32 else 1e3)).to(dt))
+                lambda dt, dev, g: ((_randn((m, n), torch.float32, dev, g)
+                                     + (1e4 if dt == torch.float32 else 1e3)).to(dt),))
 
 
 def standard_cases(gpu: bool) -> list[Case]:
@@ -74,7 +61,7 @@ def standard_cases(gpu: bool) -> list[Case]:
         plain(1, 1), plain(7, 2), plain(5, 3), plain(33, 127), plain(3, 4099),
         plain(256, 128), plain(64, 1000), plain(100, 1024), unaligned(64, 1024),
         unaligned(9, 4097), transposed(48, 300),
-        Case("4x5x300 (3-d)", lambda dt, dev, g: _randn((4, 5, 300), dt, dev, g)),
+        Case("4x5x300 (3-d)", lambda dt, dev, g: (_randn((4, 5, 300), dt, dev, g),)),
         with_specials(8, 512), large_offset(16, 2048), plain(0, 10), plain(10, 0),
     ]
     if gpu:
@@ -94,5 +81,5 @@ def standard_cases(gpu: bool) -> list[Case]:
 def big_case() -> Case:
     """More than 2**31 elements: 32-bit index arithmetic would wrap around here."""
     m, n = 2**21 + 3, 1024
-    return Case(f"{m}x{n} (> 2^31 elements)", lambda dt, dev, g: _randn((m, n), dt, dev, g),
+    return Case(f"{m}x{n} (> 2^31 elements)", lambda dt, dev, g: (_randn((m, n), dt, dev, g),),
                 gpu_only=True, sample_rows=64)

@@ -1,9 +1,8 @@
-"""The benchmark's files: its JSON, and the plots made from it (never from numbers typed by
-hand)."""
+"""Softmax's benchmark plot, made from its JSON (never from numbers typed by hand): GB/s against
+the row length on the bulk shapes, each ladder rung by rung, then the entries side by side."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 MAIN = {"torch": ("black", "--"), "cuda": ("tab:red", "-"), "triton": ("tab:green", "-")}
@@ -42,7 +41,7 @@ def plot_bench(result: dict, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from phase24.harness.bench import is_bulk
+    from phase24.softmax.spec import is_bulk
 
     bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"])]
     dtypes = sorted({r["dtype"] for r in bulk}, reverse=True) or ["float32"]
@@ -66,17 +65,9 @@ def plot_bench(result: dict, path: Path) -> Path:
             if row == len(dtypes) - 1:
                 ax.set_xlabel("N (row length); M = 2^28 / N")
                 ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.22))
-    fig.suptitle(f"softmax on {result['gpu']}, commit {result['commit'][:10]}, {result['date']}",
+    fig.suptitle(f"softmax on {result['gpu']}, {result['date'][:10]}",
                  fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-def save(result: dict, folder: Path, stem: str = "softmax") -> tuple[Path, Path]:
-    """Write ``result`` as folder/stem.json and its plot as folder/stem.png."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{stem}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    return path, plot_bench(result, folder / f"{stem}.png")
