@@ -450,7 +450,7 @@ def test_exercises_come_before_their_answers():
     first rung (lab 01's answer) says so before its code."""
     for suffix in (".md", ".es.md"):
         lab03 = (LAB / f"03-triton-and-pytorch{suffix}").read_text(encoding="utf-8")
-        assert lab03.index("{#exercise}") < lab03.index("triton_ladder/v0_naive.py:kernel")
+        assert lab03.index("{#exercise}") < lab03.index("triton/v0_naive.py:kernel")
         lab02 = (LAB / f"02-tuned-kernel{suffix}").read_text(encoding="utf-8")
         v1 = lab02.index("{#v1}")
-        assert v1 < lab02.index("01-naive-kernel.md#exercise", v1) < lab02.index("softmax_v1_block_smem.cu:kernel")
+        assert v1 < lab02.index("01-naive-kernel.md#exercise", v1) < lab02.index("cuda/v1_block_smem.cu:kernel")

@@ -1,24 +1,37 @@
-"""The README's results table is the one the project's command makes from the committed JSON."""
+"""The README is short and its commands exist; the status page's tables (results/h200/softmax/
+README.md) are the ones the project's command makes from the committed run beside them."""
 
 import json
 import re
 from pathlib import Path
 
-from phase24.harness.bench import host_table, markdown_table
+from phase24.softmax.tables import host_table, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
+STATUS = ROOT / "results" / "h200" / "softmax"
 
 
-def test_readme_table_comes_from_results():
-    readme = (ROOT / "README.md").read_text()
-    table = re.search(r"<!-- results-table:start -->\n(.*?)\n<!-- results-table:end -->", readme,
+def test_the_status_tables_come_from_the_run_beside_them():
+    page = (STATUS / "README.md").read_text()
+    result = json.loads((STATUS / "softmax.json").read_text())
+    table = re.search(r"<!-- results-table:start -->\n(.*?)\n<!-- results-table:end -->", page,
                       re.S).group(1)
-    result = json.loads((ROOT / "results/h200/softmax.json").read_text())
     assert table == markdown_table(result)
-    assert (ROOT / "results/h200/softmax_table.md").read_text().strip() == markdown_table(result)
-    host = re.search(r"<!-- host-table:start -->\n(.*?)\n<!-- host-table:end -->", readme,
+    loop = re.search(r"<!-- loop-table:start -->\n(.*?)\n<!-- loop-table:end -->", page,
                      re.S).group(1)
-    assert host == host_table(result)
+    assert loop == host_table(result)
+
+
+def test_the_pages_table_comes_from_the_run_they_quote():
+    result = json.loads((ROOT / "results/h200/softmax.json").read_text())
+    assert (ROOT / "results/h200/softmax_table.md").read_text().strip() == markdown_table(result)
+
+
+def test_the_readme_is_short_with_a_python_example():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.split()) < 1300
+    example = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    assert len(example.strip().splitlines()) <= 6 and "from phase24.softmax import" in example
 
 
 def test_readme_commands_exist():
@@ -48,17 +61,15 @@ def test_rung_headers_match_the_committed_results():
 
 
 def test_host_table_shows_few_rows_beside_their_copy():
-    """The few-row table: bulk shapes left out, microseconds with the host included, the peers
-    that ran as columns, a missing record said, and cuda's share of the copy's speed."""
-    from phase24.harness.bench import host_table
-
-    def rec(impl, m, n, host):
-        return dict(impl=impl, dtype="float32", M=m, N=n, host_us=host)
+    """The few-row table: bulk shapes left out, a caller's microseconds per call (loop_us), the
+    peers that ran as columns, a missing record said, and cuda's share of the copy's speed."""
+    def rec(impl, m, n, loop):
+        return dict(impl=impl, dtype="float32", M=m, N=n, loop_us=loop, host_us=99.0)
 
     result = {"peers": ["quack"], "records": [
         rec("torch", 1, 32768, 14.0), rec("cuda", 1, 32768, 8.0), rec("quack", 1, 32768, 6.0),
         rec("cuda", 2097152, 128, 500.0)],
-        "copy_same_size": [dict(dtype="float32", M=1, N=32768, host_us=4.0)]}
+        "copy_same_size": [dict(dtype="float32", M=1, N=32768, loop_us=4.0, host_us=99.0)]}
     lines = host_table(result).splitlines()
     assert lines[0] == "| dtype | M x N | copy | torch | cuda | triton | quack | cuda / copy |"
     assert lines[2:] == [
