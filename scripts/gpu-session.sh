@@ -10,8 +10,8 @@
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
 #          tests-triton and tests-cuda are its two halves (the Triton rungs' files, the rest).
 #   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
-#   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to tune_softmax.py.
-#   tune-triton: scripts/tune_triton.py; its table becomes src/phase24/softmax/triton/triton_configs.json.
+#   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
+#   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
 # On the lent device pass $OUT itself as OUTDIR: each step writes its log there as it runs, so a
 # call that runs out of time still returns the logs of the steps it finished. Every step has
@@ -107,9 +107,9 @@ for s in $steps; do
                   --small --only cuda-v10 rows_v10
               triton_san ;;
     sanitize-triton) triton_san ;;
-    tune)     step tune "$py" scripts/tune_softmax.py "$out/tune.json" ${TUNE_ARGS:-}
+    tune)     step tune "$py" scripts/tune.py softmax cuda "$out/tune.json" ${TUNE_ARGS:-}
               cp "$out/tune_best.json" src/phase24/softmax/cuda/tuned_configs.json ;;  # bench uses it
-    tune-triton) step tune-triton "$py" scripts/tune_triton.py "$out/tune-triton.json"
+    tune-triton) step tune-triton "$py" scripts/tune.py softmax triton "$out/tune-triton.json"
               cp "$out/tune-triton_best.json" src/phase24/softmax/triton/triton_configs.json ;;
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;

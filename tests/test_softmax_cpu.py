@@ -210,12 +210,13 @@ def test_tuned_configurations_have_one_entry_per_benchmark_shape():
     import json
     from pathlib import Path
 
-    from phase24.softmax.cuda import launchers as ci
+    from phase24.softmax.cuda import launchers as ci, tuning
 
     run = json.loads((Path(__file__).resolve().parents[1] / "results/h200/tune.json").read_text())
     keys = [(e["dtype"], e["N"], ci.rows_class(e["M"])) for e in run["shapes"]]
     assert len(keys) == len(set(keys))
     table = json.loads(ci.TUNED_FILE.read_text())
+    assert table["best"] == tuning.table(run)  # the table is the run's, as the tuner writes it
     for e in run["shapes"]:
         tag = {"float32": "f32", "bfloat16": "bf16"}[e["dtype"]]
         hit = [b for b in table["best"] if (b["dtype"], b["N"], b["rows"]) ==
@@ -236,10 +237,22 @@ def test_the_tuner_refuses_a_partial_retime_with_nothing_to_copy_the_rest_from(a
 
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root / "src")}
-    done = subprocess.run([sys.executable, str(root / "scripts/tune_softmax.py"), *args],
+    done = subprocess.run([sys.executable, str(root / "scripts/tune.py"), "softmax", "cuda",
+                           *args],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--rest-from OLD.json" in done.stderr, done.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_the_tuner_names_the_ladders_it_knows(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(root / "scripts/tune.py"), "softmax", "nosuch",
+                           "out.json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "softmax cuda, softmax triton" in done.stderr, done.stderr
 
 # ---- the grader's defences (harness/check.py) ---------------------------------------------------
 

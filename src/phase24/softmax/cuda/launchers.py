@@ -3,7 +3,7 @@
 Each rung is a .cu file of this folder; its launcher picks the kernel instance (dtype and
 compile-time configuration, from configs.py's table) and the launch shape, then calls it through
 the bridge. A tunable rung takes a caller's configuration, else the tuned table's for the shape
-(tuned_configs.json, written by scripts/tune_softmax.py on one GPU), else its own choice (CHOOSE).
+(tuned_configs.json, written by scripts/tune.py softmax cuda on one GPU), else its own choice (CHOOSE).
 """
 
 from __future__ import annotations
@@ -292,7 +292,7 @@ def _tuned_value(e: dict) -> tuple:
 
 
 def tuned(gpu_name: str) -> dict:
-    """Best configuration per benchmark shape, measured by scripts/tune_softmax.py on the GPU
+    """Best configuration per benchmark shape, measured by scripts/tune.py softmax cuda on the GPU
     named in the file (results/h200/tune.json); {} for other GPUs, which use the heuristics
     above."""
     return tuned_tables.load(TUNED_FILE, gpu_name, key=_tuned_key, value=_tuned_value)

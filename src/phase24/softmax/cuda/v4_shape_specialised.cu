@@ -7,7 +7,7 @@
 // computes exp(x - m_own) against its own maximum and the partial sum; the partials merge as
 // {max, sum} pairs in ONE reduction (v3 needed two, each with barriers); a final multiply by
 // exp(m_own - M) / S fixes the scale. (3) The launcher picks the (GROUP, K) pair per shape
-// from measurements on the H200 (scripts/tune_softmax.py). (4) exp is one MUFU.EX2
+// from measurements on the H200 (scripts/tune.py softmax cuda). (4) exp is one MUFU.EX2
 // instruction (fast_exp2) and results are packed two at a time: fewer instructions per
 // element, which 16-bit types need (8 elements per 16-byte load). Rows up to 1024 * 4 * 4 = 16384 fp32 / 1024 * 4 * 8 = 32768
 // 16-bit elements fit; longer rows go to v5 (Hopper) or v2.

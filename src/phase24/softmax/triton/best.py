@@ -1,6 +1,6 @@
 """triton: the rung and configuration to run for a shape, from a table measured offline.
 
-scripts/tune_triton.py times every rung's candidate configurations on the benchmark's shapes on
+scripts/tune.py softmax triton times every rung's candidate configurations on the benchmark's shapes on
 one GPU and writes the fastest per (dtype, row length rounded up to a power of two, rows class)
 into triton_configs.json (beside this file), with the GPU's name. On that GPU `triton` looks the
 shape up there; on any other GPU, and for shapes the table lacks, it follows the heuristic below.

@@ -56,7 +56,7 @@ def default_config(n: int) -> Config:
 
 
 def candidates(n: int) -> list[Config]:
-    """What scripts/tune_triton.py times: tiles of 2048 and 4096 values, 8, 16 or 32 values a
+    """What scripts/tune.py softmax triton times: tiles of 2048 and 4096 values, 8, 16 or 32 values a
     thread."""
     bn = next_pow2(n)
     return list(dict.fromkeys([default_config(n)] + [_config(bn, tile, per_thread)

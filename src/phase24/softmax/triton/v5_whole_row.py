@@ -128,7 +128,7 @@ def default_config(n: int, elem: int) -> Config:
 
 
 def candidates(n: int, elem: int) -> list[Config]:
-    """What scripts/tune_triton.py times: one program per row where the row takes at most
+    """What scripts/tune.py softmax triton times: one program per row where the row takes at most
     192 KB; groups of 4 to MAX_SPLIT programs holding SLICE_BYTES each where that divides it."""
     out = [c for c in (Config(8192, 8), Config(4096, 8), Config(8192, 16))
            if _layout(c, n, elem)[1] <= 192 * 1024]

@@ -1,0 +1,115 @@
+"""Time every candidate configuration of one ladder of one operation on the benchmark's shapes;
+keep the fastest per shape (on a GPU). The ladder's `tuning` module says what to try.
+
+    python3 scripts/tune.py softmax cuda OUT.json     # or: softmax triton
+writes OUT.json (every timing, with commit, GPU, driver, versions and date) and OUT_best.json,
+the table the ladder's entry reads (copy it over the ladder's table: softmax/cuda/
+tuned_configs.json, softmax/triton/triton_configs.json; scripts/gpu-session.sh's tune steps do).
+    ... --min-n N --rest-from OLD.json   times only rows of N values or more, the other shapes
+copied from OLD.json (each marked with its run); --few-only --rest-from OLD.json times only the
+operation's few-row shapes; --only KIND ... times only those rungs.
+    python3 scripts/tune.py softmax cuda --from RUN.json BEST.json   rebuilds a table from a
+recorded run (no GPU).
+Each candidate runs once and is checked on a few rows against float64 before it is timed
+(core/timing.py flushed_us, warm-up 5 ms, ~25 ms of repetitions); a wrong one is recorded as such.
+"""
+
+import argparse
+import importlib
+import json
+import sys
+
+import torch
+
+LADDERS = {("softmax", "cuda"): "phase24.softmax.cuda.tuning",
+           ("softmax", "triton"): "phase24.softmax.triton.tuning"}
+
+
+def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few_only: bool):
+    from phase24.core.dtypes import DTYPES
+    from phase24.core.provenance import stamp
+    from phase24.core.timing import copy_gbps, flushed_us
+    from phase24.harness.bench import verify
+
+    copy = copy_gbps()
+    baseline_name, baseline = next(iter(op.implementations().items()))
+    rest = {}
+    if rest_from:
+        old = json.load(open(rest_from))
+        rest = {(e["dtype"], e["M"], e["N"]):  # an entry copied before keeps its own origin
+                {"from": f"{rest_from} (commit {old.get('commit', '?')})", **e}
+                for e in old["shapes"]}
+    shapes = []
+    for dtname in op.bench_dtypes:
+        for shape in op.shapes():
+            m, n = shape
+            if n < min_n or (few_only and shape not in op.few_shapes):
+                shapes.append(rest[(dtname, m, n)])
+                continue
+            (x,) = op.make_inputs(shape, DTYPES[dtname])
+            out = torch.empty_like(x)
+            timings = []
+            for fields, fn in ladder.candidates(x, only):
+                if fn is None:
+                    timings.append({**fields, "skipped": "falls back"})
+                    continue
+                try:
+                    fn(x, out)
+                    why = verify(op, out, (x,))
+                    us = None if why else flushed_us(lambda: fn(x, out), warmup_ms=5, rep_ms=25)
+                except Exception as err:  # e.g. a cluster size this GPU refuses: report, go on
+                    why = f"{type(err).__name__}: {err}"
+                if why:
+                    timings.append({**fields, "skipped": f"wrong or refused: {why}"})
+                    continue
+                timings.append({**fields, "us": round(us, 2), "pct_copy": round(
+                    100 * op.bytes_moved(shape, x.dtype) / us / 1e3 / copy, 1)})
+            base = flushed_us(lambda: baseline(x), warmup_ms=5, rep_ms=25)
+            timed = sorted((t for t in timings if "us" in t), key=lambda t: t["us"])
+            shapes.append({"dtype": dtname, "M": m, "N": n, f"{baseline_name}_us": round(base, 2),
+                           "best": timed[0] if timed else None, "all": timings})
+            print(f"{dtname:8s} {m:>8d}x{n:<7d} {baseline_name} {base:8.1f} us  best "
+                  f"{timed[0] if timed else None}", flush=True)
+            del x, out
+            torch.cuda.empty_cache()
+    run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
+           "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
+    with open(out_path, "w") as f:
+        json.dump(run, f, indent=1)
+    return run
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("op", help="the operation (softmax)")
+    p.add_argument("ladder", help="its ladder (cuda, triton)")
+    p.add_argument("out", nargs="?", help="OUT.json (OUT_best.json is written beside it)")
+    p.add_argument("--from", dest="rebuild", nargs=2, metavar=("RUN.json", "BEST.json"),
+                   help="rebuild BEST.json from a recorded run (no GPU)")
+    p.add_argument("--min-n", type=int, default=0, help="time only rows of N values or more")
+    p.add_argument("--few-only", action="store_true", help="time only the few-row shapes")
+    p.add_argument("--rest-from", metavar="OLD.json", help="where the shapes not timed come from")
+    p.add_argument("--only", nargs="+", help="time only these rungs")
+    a = p.parse_args(argv)
+    if (a.op, a.ladder) not in LADDERS:
+        p.error(f"no ladder {a.op} {a.ladder}: the tunable ladders are "
+                + ", ".join(" ".join(k) for k in LADDERS))
+    if (a.out is None) == (a.rebuild is None):
+        p.error("give OUT.json, or --from RUN.json BEST.json")
+    if (a.min_n or a.few_only) and not a.rest_from:
+        p.error("--min-n and --few-only copy the shapes they skip from --rest-from OLD.json")
+    return a
+
+
+if __name__ == "__main__":
+    a = parse(sys.argv[1:])
+    ladder = importlib.import_module(LADDERS[(a.op, a.ladder)])
+    source = f"scripts/tune.py {a.op} {a.ladder}"
+    if a.rebuild:
+        ladder.write_table(json.load(open(a.rebuild[0])), a.rebuild[1],
+                           f"{source} --from {a.rebuild[0]}")
+    else:
+        from phase24.harness.ops import get
+
+        run = tune(get(a.op), ladder, a.out, a.min_n, a.rest_from, a.only, a.few_only)
+        ladder.write_table(run, a.out.replace(".json", "_best.json"), source)
