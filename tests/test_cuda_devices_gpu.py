@@ -49,7 +49,7 @@ def wrong_cases(name, fn, device) -> list[str]:
 
 
 def forced(kind, config):
-    return lambda x: run_rows(lambda a, b: ci.KINDS[kind](a, b, config=config), x)
+    return lambda x, out=None: run_rows(lambda a, b: ci.KINDS[kind](a, b, config=config), x, out)
 
 
 def test_every_rung_on_two_gpus_whichever_is_current():

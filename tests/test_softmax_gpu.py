@@ -45,9 +45,9 @@ def test_more_than_2_31_elements(name, dtype):
 
 
 def _forced(rows, config):
-    def fn(x):
+    def fn(x, out=None):
         check_input(x, "forced")
-        return run_rows(lambda a, b: rows(a, b, config=config), x)
+        return run_rows(lambda a, b: rows(a, b, config=config), x, out)
     return fn
 
 
@@ -105,9 +105,9 @@ def test_blocks_that_walk_several_rows(kind, config, dtype):
     # 2 blocks for more rows: each block walks several rows, which the launchers (a block a row
     # up to 2^31 - 1 rows) never make them do. v2 and v3 alternate block_max and block_sum, whose
     # posts rely on that alternation instead of a barrier at the end.
-    def fn(x):
+    def fn(x, out=None):
         check_input(x, "two blocks")
-        return run_rows(lambda a, out: ci._run_rung(kind, config, a, out, 2, 256), x)
+        return run_rows(lambda a, o: ci._run_rung(kind, config, a, o, 2, 256), x, out)
 
     for j, case in enumerate((plain(7, 300), with_specials(9, 1000), unaligned(5, 1000))):
         v = check_case(OP, f"{kind} on 2 blocks", fn, case, dtype, "cuda", seed=20 + j)

@@ -22,6 +22,10 @@ CTYPES = {np.uint64: ctypes.c_uint64, np.int64: ctypes.c_int64, np.int32: ctypes
 _lib = None
 
 
+class LaunchError(RuntimeError):
+    """A kernel could not be loaded or launched; the message names the kernel and the launch."""
+
+
 def _driver():
     global _lib
     if _lib is None:
@@ -81,8 +85,6 @@ class DriverLaunch:
             if switch:
                 lib.cuCtxSetCurrent(current.value)
         if rc:
-            from phase24.bridge.launch import LaunchError
-
             raise LaunchError(f"launch of {self.name} on cuda:{self.index} failed (grid="
                               f"{self.grid}, block={self.block}, shared={self.shared} B): "
                               f"{error_name(rc)}")

@@ -17,11 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from phase24.bridge.driver_launch import DriverLaunch, LaunchError
 from phase24.bridge.nvcc import PORTABLE, Build, UnsupportedGpuError, compile_cu, target_for
-
-
-class LaunchError(RuntimeError):
-    """A kernel could not be loaded or launched; the message names the kernel and the launch."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,8 +312,6 @@ class _OnDevice:
         """This kernel's launch of ``grid`` x ``block`` with parameters ``spec`` (see
         driver_launch.DriverLaunch), to be replayed by the driver directly."""
         from cuda.bindings import driver
-
-        from phase24.bridge.driver_launch import DriverLaunch
 
         with on_device(self.index):
             handle = self.handle.handle

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from phase24.core.layout import chunked, out
+from phase24.core.layout import chunked, out, say
 from phase24.core.op import Op
 from phase24.core.provenance import REPO
 
@@ -96,31 +96,35 @@ def _us(v) -> str:
 
 
 def recorded(op: Op) -> list[tuple[Path, dict]]:
-    """Each GPU's latest recorded benchmark run of ``op``."""
-    return [(f, json.loads(f.read_text())) for f in sorted(RESULTS.glob(f"*/{op.name}/{op.name}.json"))]
+    """Each GPU's recorded benchmark runs of ``op``, newest first: results/<gpu>/<op>/<op>.json,
+    then results/<gpu>/<op>.json (where runs of every rung were kept before the per-operation
+    folders)."""
+    found = sorted(RESULTS.glob(f"*/{op.name}/{op.name}.json")) + \
+        sorted(RESULTS.glob(f"*/{op.name}.json"))
+    runs = [(f, json.loads(f.read_text())) for f in found]
+    return sorted(runs, key=lambda fr: fr[1].get("date", ""), reverse=True)
 
 
 def show_recorded(op: Op, impls: list[str], dtypes=None, shapes=None) -> int:
-    """The recorded figures of ``impls`` (for these dtypes and shapes, if given); says what was
-    asked and is recorded nowhere."""
-    runs = []
+    """The recorded figures of ``impls`` (for these dtypes and shapes, if given), each from the
+    newest run that has it; says what was asked and is recorded nowhere."""
+    runs, have = [], set()
     for f, run in recorded(op):
-        have = {r["impl"] for r in run["records"]}
-        shown = [i for i in impls if i in have]
+        shown = [i for i in impls if i not in have and any(r["impl"] == i for r in run["records"])]
         if shown:
             runs.append((f, run, shown))
+            have.update(shown)
     if not runs:
-        out(f"no recorded results of {op.name} under results/ for " + ", ".join(impls))
+        say(f"no recorded results of {op.name} under results/ for " + ", ".join(impls))
         return 0
     for i, (f, result, shown) in enumerate(runs):
         if i:
             out()
         print_results(op, result, shown, dtypes, shapes)
         out(f"(recorded {result['date']} on {result['gpu']}; {f.relative_to(REPO)})")
-    have = {i for _, _, shown in runs for i in shown}
     sizes = {_shape(r, op) for _, result, _ in runs for r in result["records"]}
     missing = [i for i in impls if i not in have]
     missing += [s for s in ("x".join(map(str, s)) for s in shapes or []) if s not in sizes]
     if missing:
-        out(f"not recorded: {', '.join(missing)}")
+        say(f"not recorded: {', '.join(missing)}")
     return 0

@@ -34,14 +34,14 @@ def _style(impl: str, names: list[str]) -> dict:
     return dict(color=RUNG_COLORS[rungs.index(impl) % len(RUNG_COLORS)], ls="-", lw=1.2)
 
 
-def plot_bench(result: dict, path: Path) -> Path:
-    """GB/s against N on the bulk shapes: a row per dtype, a column per panel, the copy as a line."""
+def plot_bench(result: dict, path: Path, is_bulk) -> Path:
+    """GB/s against N on the bulk shapes (``is_bulk(m, n)``): a row per dtype, a column per panel,
+    the copy as a line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from phase24.softmax.spec import is_bulk
 
     bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"])]
     dtypes = sorted({r["dtype"] for r in bulk}, reverse=True) or ["float32"]

@@ -187,7 +187,7 @@ def compile_only(path: Path) -> int:
 def plot(result: dict, path: Path) -> Path:
     from phase24.softmax.plot import plot_bench
 
-    return plot_bench(result, path)
+    return plot_bench(result, path, is_bulk)
 
 
 def build_jobs(targets: list[str]) -> list[tuple[Path, str]]:
