@@ -70,7 +70,7 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
                            "best": timed[0] if timed else None, "all": timings})
             print(f"{dtname:8s} {m:>8d}x{n:<7d} {baseline_name} {base:8.1f} us  best "
                   f"{timed[0] if timed else None}", flush=True)
-            del x, out
+            x = out = None  # freed before the next shape
             torch.cuda.empty_cache()
     run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
            "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}

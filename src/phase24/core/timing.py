@@ -114,6 +114,6 @@ def copy_gbps(nbytes: int = 2**31) -> float:
     src = torch.randn(nbytes // 4, device="cuda")
     dst = torch.empty_like(src)
     us = flushed_us(lambda: dst.copy_(src))
-    del src, dst
+    src = dst = None
     torch.cuda.empty_cache()
     return 2 * nbytes / us / 1e3

@@ -64,9 +64,10 @@ def times(fn) -> dict:
 
 
 def run_bench(op: Op, impls: dict, dtypes: list[str], shapes: list[tuple], progress=None,
-              peers: dict | None = None) -> dict:
+              peers: dict | None = None, on_shape=None) -> dict:
     """Time the baseline (the first of the operation's implementations, each speed-up's
-    reference, asked for or not), ``impls`` and the installed peers on every shape."""
+    reference, asked for or not), ``impls`` and the installed peers on every shape;
+    ``on_shape(line)`` hears a line as each shape is done."""
     every = op.implementations()
     baseline = next(iter(every))
     peers = op.peers() if peers is None else peers
@@ -114,12 +115,16 @@ def run_bench(op: Op, impls: dict, dtypes: list[str], shapes: list[tuple], progr
                 del out
                 if progress:
                     progress.advance(task)
+            if on_shape:
+                done = [r for r in records if r.dtype == dtname and r.shape == sizes]
+                on_shape(f"{dtname} {label}: " + ", ".join(
+                    f"{r.impl} {r.us:.1f} us (loop {r.loop_us:.1f})" for r in done))
             src = inputs[0]
             dst = torch.empty_like(src)
             t = times(lambda: dst.copy_(src))
             same_size.append({"dtype": dtname, **sizes, **t,
                               "pct_copy": round(100 * nbytes / t["us"] / 1e3 / copy, 1)})
-            del inputs, dst, src
+            inputs = dst = src = None  # freed before the next shape
             torch.cuda.empty_cache()
     return {
         "op": op.name, **stamp(),
