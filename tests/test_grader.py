@@ -59,7 +59,14 @@ def test_a_correct_triton_file_passes():
     ("writes_past_row.py", r"wrote outside its output: \d+ elements after its end", (4, 1)),
     ("faults.py", r"crashed \(SIGSEGV", (2, 3)),
     ("modifies_input.py", r"modified its input", (2, 3)),
-    ("calls_torch.py", r"no Triton kernel of calls_torch\.py ran", (2, 3)),
+    ("calls_torch.py", r"no Triton kernel of calls_torch\.py ran, and aten\._softmax\.default "
+                       "computed outside your kernels", (2, 3)),
+    # the result must come from the file's kernels (core/guard.py around softmax_rows)
+    ("noop_then_torch.py", r"aten\._softmax\.default computed outside your kernels", (2, 3)),
+    ("thread_left.py", r"softmax_rows started a thread", (2, 3)),
+    ("uses_numpy.py", r"Tensor\.numpy\(\) took values out of torch", (2, 3)),
+    ("returns_new_tensor.py", r"softmax_rows returned a Tensor that is not out", (2, 3)),
+    ("defers_to_subclass.py", r"softmax_rows changed the class of its arguments", (2, 3)),
 ])
 def test_a_planted_triton_file_gets_its_verdict(name, verdict, counts):
     rc, out = grade(name, *SOME)
@@ -67,6 +74,34 @@ def test_a_planted_triton_file_gets_its_verdict(name, verdict, counts):
     assert re.search(verdict, out), out
     assert any(LAST_CASE in line for line in rows(out, "ok") + rows(out, "FAIL")), out
     assert f"{counts[0]} passed, {counts[1]} failed (seed 11;" in out, out
+
+
+@pytest.mark.parametrize("name,args,verdict,counts", [
+    # its kernel takes rows of up to 1024 values: these cases' rows are longer
+    ("fallback_long_rows.py", ("--case", "409"), r"aten\._softmax\.default computed outside your "
+                                                 "kernels", (0, 2)),
+    # the float16 cases reuse the float32 ones' shapes (a stale result: off by more than f16's
+    # tolerance only because the values differ; fresh inputs for every call would show it in each)
+    ("caches_results.py", ("--dtype", "float32", "float16", *SOME), r"elementwise error", (7, 3)),
+    # fresh memory is poisoned (NaN): only the two empty cases pass
+    ("reads_freed_memory.py", (), r"NaN where the reference has a number", (2, 14)),
+])
+def test_a_cheating_triton_file_gets_its_verdict(name, args, verdict, counts):
+    rc, out = grade(name, *args)
+    assert rc == 1 and re.search(verdict, out), out
+    assert f"{counts[0]} passed, {counts[1]} failed (seed 11;" in out, out
+
+
+def test_a_file_that_leaves_a_thread_at_import_is_refused():
+    rc, out = grade("thread_at_import.py", *SOME)
+    assert rc == 1 and "importing it left a thread running" in " ".join(out.split()), out
+
+
+@pytest.mark.xfail(strict=True, reason="the file's code runs in the process that makes the "
+                   "verdicts: only verdicts made where it cannot reach (harness/isolate.py) fix it")
+def test_a_file_that_patches_the_checker_at_import_fails():
+    rc, out = grade("patches_checker.py", *SOME)
+    assert rc == 1, out
 
 
 def test_a_hanging_kernel_times_out_and_the_table_ends():
