@@ -15,6 +15,34 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
 
 
+def seconds(text: str) -> float:
+    """A time limit in seconds: a finite number above 0 (argparse's type for --timeout)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number from 0 to 2^63 - 1 (argparse's type for --seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text}: a seed is from 0 to 2^63 - 1")
+    return value
+
+
+def print_flush(line: str) -> None:
+    print(line, flush=True)
+
+
 def _gpu() -> bool:
     import torch
 
@@ -130,9 +158,10 @@ def cmd_bench(args) -> int:
                       "asked:[/]")
         return show_recorded(op, names, args.dtype, shapes)
     every = op.implementations()
-    with Progress(console=console, transient=True) as progress:
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:
         result = bench.run_bench(op, {n: every[n] for n in names}, args.dtype,
-                                 shapes or op.shapes(), progress)
+                                 shapes or op.shapes(), progress,
+                                 on_shape=None if console.is_terminal else print_flush)
     from phase24.core.provenance import gpu_slug
 
     folder = Path(args.out) if args.out else RESULTS / gpu_slug(result["gpu"]) / op.name
@@ -168,9 +197,10 @@ def cmd_results(args) -> int:
     if getattr(args, "markdown", False):
         from phase24.softmax.tables import host_table, markdown_table
 
-        for _, result in recorded(op):
-            print(markdown_table(result))
-            print("\n" + host_table(result))
+        runs = recorded(op)
+        if runs:  # the newest run's tables (results/<gpu>/<op>/README.md shows them)
+            print(markdown_table(runs[0][1]))
+            print("\n" + host_table(runs[0][1]))
         return 0
     return show_recorded(op, list(op.implementations()) if getattr(args, "all", False)
                          else list(op.main))
@@ -319,12 +349,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--file", help="grade your own kernel: a .cu (lab ABI) or a Triton .py file; "
                    "it runs the file's code, with your rights")
     s.add_argument("--dtype", nargs="+", default=dts, choices=dts)
-    s.add_argument("--seed", type=int, help="replay a run with this seed")
+    s.add_argument("--seed", type=seed, help="replay a run with this seed")
     s.add_argument("--big", action="store_true", help="add a case of more than 2^31 elements")
     s.add_argument("--case", metavar="TEXT",
                    help="only the cases whose name contains TEXT (e.g. 4099, view, -inf)")
-    s.add_argument("--timeout", type=float, default=60, metavar="S",
-                   help="seconds a case may take before it fails as timed out (default 60)")
+    s.add_argument("--timeout", type=seconds, default=60, metavar="S",
+                   help="seconds a case may take before it fails as timed out (default 60); "
+                   "loading the file may take this long, or 120 s if that is more")
     s.set_defaults(fn=cmd_check)
 
     s = sub.add_parser("bench", help="time implementations against torch and the copy ceiling")

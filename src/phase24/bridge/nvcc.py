@@ -33,6 +33,9 @@ NVCC_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH",
             "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")
 
 
+NVCC_SECONDS = 300  # the longest one nvcc run may take (the ladder's largest file: about 40 s)
+
+
 class NvccError(RuntimeError):
     """nvcc is missing or failed; the message carries its output."""
 
@@ -81,8 +84,8 @@ def target_for(capability: tuple[int, int], name: str = "this GPU") -> str:
     if major < 8:
         raise UnsupportedGpuError(
             f"{name} has compute capability {major}.{minor}: the lab's CUDA C kernels need "
-            "Ampere (8.0) or newer. On this GPU run torch's softmax (`torch`) or the Triton "
-            "implementations (`triton`, `triton-*`), where Triton supports the GPU")
+            "Ampere (8.0) or newer. On this GPU run the operations' torch implementation "
+            "(`torch`) or the Triton ones (`triton`, `triton-*`), where Triton supports the GPU")
     exact = f"sm_{major}{minor}" + ("a" if major == 9 else "")
     if exact in ARCHS and os.environ.get("PHASE24_PORTABLE") != "1":
         return exact
@@ -99,7 +102,8 @@ def nvcc_path() -> str:
 @lru_cache(maxsize=None)
 def _nvcc_identity(path: str) -> str:
     """`nvcc --version` of the nvcc at `path` (its release and build)."""
-    proc = subprocess.run([path, "--version"], capture_output=True, text=True)
+    proc = subprocess.run([path, "--version"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=NVCC_SECONDS)
     if proc.returncode != 0:
         raise NvccError(f"{path} --version failed:\n{proc.stderr}{proc.stdout}")
     return proc.stdout
@@ -111,17 +115,20 @@ def nvcc_version() -> str:
     return m.group(2) if m else out.strip().splitlines()[-1]
 
 
-def _included_headers(source: Path, folders: tuple[Path, ...] = ()) -> list[Path]:
+def _included_headers(source: Path, folders: tuple[Path, ...] = (),
+                      found: list[Path] | None = None) -> list[Path]:
     """The headers ``source`` includes with quotes, found in its own folder or ``folders``
-    (the -I folders of the build), and theirs in turn."""
-    found: list[Path] = []
-    for inc in re.findall(r'#include\s+"([^"]+)"', source.read_text()):
+    (the -I folders of the build), and theirs in turn (each once, so headers that include each
+    other end). A file in any encoding is read (nvcc takes a Latin-1 comment too)."""
+    found = [] if found is None else found
+    text = source.read_bytes().decode("utf-8", errors="replace")
+    for inc in re.findall(r'#include\s+"([^"]+)"', text):
         for folder in (source.parent, *folders):
             p = folder / inc
-            if p.exists():
+            if p.is_file():
                 if p not in found:
                     found.append(p)
-                    found.extend(h for h in _included_headers(p, folders) if h not in found)
+                    _included_headers(p, folders, found)
                 break
     return found
 
@@ -169,10 +176,11 @@ class _Job:
         folders = tuple(Path(f[2:]) for f in extra_flags if f.startswith("-I"))
         h = hashlib.sha256()
         for part in (_nvcc_identity(command[0]), *command,
-                     *(f"{v}={os.environ.get(v, '')}" for v in NVCC_ENV), source.read_text(),
-                     *(f"{p}\n{p.read_text()}" for p in _included_headers(source, folders))):
+                     *(f"{v}={os.environ.get(v, '')}" for v in NVCC_ENV)):
             h.update(part.encode())
             h.update(b"\0")
+        for path in (source, *_included_headers(source, folders)):
+            h.update(f"{path}\n".encode() + path.read_bytes() + b"\0")
         key = f"{source.stem}-{arch}-{h.hexdigest()[:16]}"
         return cls(source, arch, command, Entry(cache_dir(), key, f".{mode[1:]}"))
 
@@ -191,8 +199,13 @@ class _Job:
     def build(self) -> Build:
         out = self.entry.temporary()
         try:
-            proc = subprocess.run([*self.command, "-o", str(out), str(self.source)],
-                                  capture_output=True, text=True)
+            try:  # no stdin (an #include of /dev/stdin would wait on it) and a time limit
+                proc = subprocess.run([*self.command, "-o", str(out), str(self.source)],
+                                      capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                      timeout=NVCC_SECONDS, errors="replace")
+            except subprocess.TimeoutExpired:
+                raise NvccError(f"nvcc took longer than {NVCC_SECONDS} s on {self.source.name} "
+                                f"for {self.arch}, and was stopped") from None
             if proc.returncode != 0:
                 raise NvccError(f"nvcc failed on {self.source.name} for {self.arch}:\n"
                                 f"{proc.stderr}{proc.stdout}")

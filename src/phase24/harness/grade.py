@@ -24,6 +24,7 @@ from phase24.core.provenance import REPO
 INTERPRETER = ("Triton's interpreter runs the Triton kernels on this CPU (the lab chooses it where "
                "there is no GPU;\nnothing to set): it checks what they compute, not their speed.")
 LOGS = REPO / "out" / "check"
+LOAD_SECONDS = 120  # loading a file (its import, its compilation) may take this long at least
 
 
 def known(op: Op, names: list[str] | None) -> list[str]:
@@ -84,7 +85,8 @@ class Table:
             out("no case to run: --case matches no case's name, or the file covers none of "
                 "the dtypes asked")
             return
-        out(f"{len(jobs)} cases; every row goes to {self.log.relative_to(REPO) if self.log.is_relative_to(REPO) else self.log}")
+        shown = self.log.relative_to(REPO) if self.log.is_relative_to(REPO) else self.log
+        out(f"{len(jobs)} cases; every row goes to {shown}")
         self.file.write(self.cols.line(self.cols.heads) + "\n")
 
     def verdict(self, k: int, v: dict) -> None:
@@ -174,7 +176,8 @@ def check(op: Op, args) -> int:
     out(f"tolerances, rtol/atol: {op.tolerances}")
     table = Table(op, seed, LOGS / f"{op.name}-{seed}.log")
     try:
-        Run(spec, args.timeout).run(table.ready, table.verdict, table.note)
+        Run(spec, args.timeout, load_timeout=max(args.timeout, LOAD_SECONDS)).run(
+            table.ready, table.verdict, table.note)
     except LoadError as err:
         say(f"FAIL: {err}")
         return 1

@@ -8,6 +8,12 @@ reads each line as it comes. When a case takes longer than ``timeout`` seconds, 
 the worker; when the worker dies (a signal, a CUDA fault that leaves its context unusable), the
 case it was on gets that as its verdict. Either way a fresh worker resumes at the next case.
 After two time-outs of one implementation its other cases are not run.
+
+A worker whose CUDA context is lost says so on the protocol ({"lost": k}) before it exits: an
+exit status alone cannot say it, since the checked code can exit with any status. Loading
+(importing the learner's file, compiling it) has its own limit, ``load_timeout``. A SIGTERM,
+SIGHUP or SIGINT to the grader ends its worker (a process group of its own) before the grader
+exits, so a hung worker is never left behind.
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ import sys
 import threading
 from collections import deque
 
-CUDA_LOST = 3  # the worker's exit status after a fault that leaves its CUDA context unusable
 TIMEOUTS_PER_IMPL = 2
 
 
@@ -90,8 +95,8 @@ def worker(spec: dict, start: int) -> int:
         v = run_job(op, todo[k], subjects[todo[k].impl], spec["device"], "file" in spec)
         send(i=k, verdict=dataclasses.asdict(v))
         if spec["device"] == "cuda" and not v.ok and _cuda_lost():
-            proto.flush()
-            os._exit(CUDA_LOST)  # no teardown: it would wait on, or fault in, the lost context
+            send(lost=k)
+            os._exit(0)  # no teardown: it would wait on, or fault in, the lost context
     return 0
 
 
@@ -106,12 +111,30 @@ def _died(rc: int, tail: deque) -> str:
     return f"the process exited with status {rc} during this case" + (f" ({said})" if said else "")
 
 
+def _end_worker_on_signals(proc) -> dict:
+    """Make SIGTERM, SIGHUP and SIGINT end ``proc``'s process group, then the grader, with one
+    line; return the handlers they replace (the main thread only: elsewhere, none)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def end(sig, frame):
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        print(f"\nstopped by {signal.Signals(sig).name}: the worker was ended; no verdict for "
+              "the cases left", file=sys.stderr, flush=True)
+        os._exit(128 + sig)
+
+    return {sig: signal.signal(sig, end) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+
+
 class Run:
     """One check run across as many workers as faults and hangs make necessary."""
 
     def __init__(self, spec: dict, timeout: float, load_timeout: float = 600):
         self.spec, self.timeout, self.load_timeout = spec, timeout, load_timeout
         self.jobs: list | None = None
+        self.lost = False  # the worker said its CUDA context is lost
 
     def _start(self, start: int):
         env = dict(os.environ, PYTHONUNBUFFERED="1", LIBC_FATAL_STDERR_="1")
@@ -155,10 +178,13 @@ class Run:
         k, timeouts = 0, {}
         while self.jobs is None or k < len(self.jobs):
             proc, lines, tail, readers = self._start(k)
+            previous = _end_worker_on_signals(proc)
             try:
                 k = self._follow(proc, lines, tail, k, timeouts, on_ready, on_verdict, on_note)
             finally:
                 self._stop(proc, readers)
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
 
     def _follow(self, proc, lines, tail, k, timeouts, on_ready, on_verdict, on_note) -> int:
         limit = self.load_timeout
@@ -173,10 +199,14 @@ class Run:
                 rc = proc.wait()
                 if self.jobs is None:
                     raise LoadError(_died(rc, tail))
-                if rc != CUDA_LOST and k < len(self.jobs):  # it died on case k
+                if not self.lost and k < len(self.jobs):  # it died on case k
                     on_verdict(k, self._verdict(k, _died(rc, tail)))
                     k += 1
+                self.lost = False
                 return k
+            if "lost" in msg:  # its verdict came first; a fresh worker goes on after it
+                self.lost = True
+                continue
             if "fatal" in msg:
                 raise LoadError(msg["fatal"])
             if "ready" in msg:

@@ -163,7 +163,7 @@ def load_learner_softmax(path: str | Path):
 
     path = Path(path)
     abi = check_abi(compile_cu(path, "sm_80", LAB_HEADERS).image, path.name)
-    threads, rows_per_block = launch_shape(path.read_text())
+    threads, rows_per_block = launch_shape(path.read_bytes().decode("utf-8", errors="replace"))
     kernels = {dtype: load_kernel(path, name, flags=LAB_HEADERS)
                for dtype, name in abi.kernels.items()}
     for kernel in kernels.values():
