@@ -67,9 +67,9 @@ def test_an_exit_status_of_the_learners_own_is_a_verdict_not_a_restart(tmp_path)
 def test_loading_has_its_own_time_limit(tmp_path):
     path = _learner(tmp_path, "import time\ntime.sleep(600)\n")
     t0 = time.monotonic()
-    done = phase24("check", "softmax", "--file", str(path), "--timeout", "3", timeout=300)
-    assert done.returncode == 1 and "loading took longer than 120 s" in done.stdout, done.stdout
-    assert time.monotonic() - t0 < 200
+    done = phase24("check", "softmax", "--file", str(path), "--load-timeout", "5", timeout=300)
+    assert done.returncode == 1 and "loading took longer than 5 s" in done.stdout, done.stdout
+    assert time.monotonic() - t0 < 60
 
 
 def test_a_signal_to_the_grader_ends_its_worker(tmp_path):

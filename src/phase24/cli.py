@@ -354,8 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--case", metavar="TEXT",
                    help="only the cases whose name contains TEXT (e.g. 4099, view, -inf)")
     s.add_argument("--timeout", type=seconds, default=60, metavar="S",
-                   help="seconds a case may take before it fails as timed out (default 60); "
-                   "loading the file may take this long, or 120 s if that is more")
+                   help="seconds a case may take before it fails as timed out (default 60)")
+    s.add_argument("--load-timeout", type=seconds, default=120, metavar="S",
+                   help="seconds loading --file (its import, its compilation) may take "
+                   "(default 120)")
     s.set_defaults(fn=cmd_check)
 
     s = sub.add_parser("bench", help="time implementations against torch and the copy ceiling")

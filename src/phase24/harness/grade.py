@@ -24,7 +24,6 @@ from phase24.core.provenance import REPO
 INTERPRETER = ("Triton's interpreter runs the Triton kernels on this CPU (the lab chooses it where "
                "there is no GPU;\nnothing to set): it checks what they compute, not their speed.")
 LOGS = REPO / "out" / "check"
-LOAD_SECONDS = 120  # loading a file (its import, its compilation) may take this long at least
 
 
 def known(op: Op, names: list[str] | None) -> list[str]:
@@ -176,7 +175,7 @@ def check(op: Op, args) -> int:
     out(f"tolerances, rtol/atol: {op.tolerances}")
     table = Table(op, seed, LOGS / f"{op.name}-{seed}.log")
     try:
-        Run(spec, args.timeout, load_timeout=max(args.timeout, LOAD_SECONDS)).run(
+        Run(spec, args.timeout, load_timeout=args.load_timeout).run(
             table.ready, table.verdict, table.note)
     except LoadError as err:
         say(f"FAIL: {err}")

@@ -193,7 +193,8 @@ class Run:
                 msg = lines.get(timeout=limit)
             except queue.Empty:
                 if self.jobs is None:
-                    raise LoadError(f"loading took longer than {self.load_timeout:.0f} s")
+                    raise LoadError(f"loading took longer than {self.load_timeout:g} s "
+                                    "(--load-timeout)")
                 return self._timed_out(k, timeouts, on_verdict)
             if msg is None:  # the worker ended
                 rc = proc.wait()
