@@ -266,12 +266,38 @@ def test_checker_fails_an_implementation_that_writes_its_input():
     assert not v.ok and v.why.startswith("modified its input"), v
 
 
-def test_checker_takes_the_reference_from_the_input_before_the_call(monkeypatch):
-    from phase24.harness import check
+def test_the_implementation_runs_before_any_reference_is_computed():
+    """So that it cannot find the reference's freed memory; the inputs are then checked byte for
+    byte, so the reference is still that of the inputs as they were made."""
+    import dataclasses
 
-    monkeypatch.setattr(check, "storage_bytes", lambda x: torch.zeros(1, dtype=torch.uint8))
-    v = check_case(OP, "zeroes", _uniform_after_zeroing, plain(8, 100), torch.float32, "cpu", seed=2)
-    assert not v.ok and "error" in v.why, v  # without the input check: wrong against the original
+    order = []
+
+    def reference(*inputs, rows=None):
+        order.append("reference")
+        return OP.reference(*inputs, rows=rows)
+
+    def right(x, out):
+        order.append("call")
+        return out.copy_(torch.softmax(x, -1))
+
+    op = dataclasses.replace(OP, reference=reference)
+    assert check_case(op, "right", right, plain(8, 100), torch.float32, "cpu", seed=2).ok
+    assert order == ["call"] * 3 + ["reference"] * 2, order
+
+
+def test_a_result_kept_from_an_earlier_call_fails():
+    """Every case makes a third call on fresh inputs of the same shape: a file that hands back
+    what it computed the first time it saw a shape is wrong there."""
+    kept = {}
+
+    def caches(x, out):
+        if x.shape not in kept:
+            kept[x.shape] = torch.softmax(x, -1)
+        return out.copy_(kept[x.shape])
+
+    v = check_case(OP, "caches", caches, plain(8, 100), torch.float32, "cpu", seed=2)
+    assert not v.ok and v.why.startswith("wrong on fresh inputs of the same shape"), v
 
 
 def test_a_refusal_by_design_is_not_applicable_but_a_learners_fails():

@@ -1,9 +1,9 @@
 """`phase24 check OP`: every implementation against the operation's float64 reference.
 
-Each case makes fresh inputs, computes the float64 reference from them and saves their bytes,
-then calls the implementation twice, into outputs poisoned first with NaN and then with 42 (an
-element left unwritten shows) that sit inside guard regions (a write past either end shows).
-After each call every input must be unchanged ("modified its input"). A crash becomes the case's
+Each case makes fresh inputs and saves their bytes, then calls the implementation three times
+(check_case), into outputs poisoned with NaN or 42 (an element left unwritten shows) that sit
+inside guard regions (a write past either end shows); after each call every input must be
+unchanged ("modified its input"); only then are the float64 references computed. A crash becomes the case's
 verdict; a refusal by design of a registry implementation (the operation's argument error for a
 valid input, e.g. a rung whose rows must fit one block) is "not applicable". harness/isolate.py
 runs these cases in a worker process, so that a fault or a hang ends one case, not the run.
@@ -57,6 +57,9 @@ def short_error(err: BaseException) -> str:
     return f"{kind}: {first}" if first else kind
 
 
+FRESH = 24301  # a case's third call draws inputs from seed + FRESH (CPU generators keep 32 bits)
+
+
 def _rows_to_check(rows: int, sample: int | None, seed: int) -> torch.Tensor | None:
     if sample is None or rows <= sample:
         return None
@@ -64,16 +67,17 @@ def _rows_to_check(rows: int, sample: int | None, seed: int) -> torch.Tensor | N
     return torch.unique(torch.cat([torch.tensor([0, rows - 1]), picks]))
 
 
-def _run_twice(fn, inputs: tuple, shape, dtype, device) -> tuple[list, str]:
-    """The two poisoned calls; (outputs, the first problem found other than accuracy)."""
-    saved = [storage_bytes(x).clone() for x in inputs]
+def _run(fn, calls: list[tuple[tuple, float]], shape, dtype, device) -> tuple[list, str]:
+    """Each (inputs, poison) call into a guarded output poisoned with that value; (outputs, the
+    first problem found other than accuracy)."""
+    saved = {id(x): storage_bytes(x).clone() for inputs, _ in calls for x in inputs}
     outs = []
-    for poison in (float("nan"), 42.0):  # unwritten elements show as NaN, then as 42
+    for inputs, poison in calls:
         buf, out = guarded(shape, dtype, device, poison)
         fn(*inputs, out=out)
         if device == "cuda":
             torch.cuda.synchronize()
-        if any(not torch.equal(storage_bytes(x), s) for x, s in zip(inputs, saved)):
+        if any(not torch.equal(storage_bytes(x), saved[id(x)]) for x in inputs):
             return outs, "modified its input (the input must be read, never written)"
         wrote = outside(buf, out.numel())
         if wrote:
@@ -84,23 +88,30 @@ def _run_twice(fn, inputs: tuple, shape, dtype, device) -> tuple[list, str]:
 
 def check_case(op: Op, name: str, fn, case: Case, dtype: torch.dtype, device: str, seed: int,
                learner: bool = False) -> Verdict:
-    gen = torch.Generator(device=device).manual_seed(seed)
-    inputs = case.make(dtype, device, gen)
+    """Three calls: two on the same inputs, into outputs poisoned with NaN then 42 (an element
+    left unwritten shows; two results that differ show a race), and one on fresh inputs of the
+    same shape (a result kept from an earlier call shows). The implementation runs before any
+    reference is computed (it cannot find the reference's freed memory), and every input must be
+    unchanged byte for byte, so the references are those of the inputs as they were made."""
+    inputs = case.make(dtype, device, torch.Generator(device=device).manual_seed(seed))
+    fresh = case.make(dtype, device, torch.Generator(device=device).manual_seed(seed + FRESH))
 
     def failed(why, na=False):
         return Verdict(name, NAME[dtype], case.name, math.inf, math.inf, math.inf, na, why, na)
 
     try:
+        shape, out_dtype = op.result_like(inputs)
+        outs, problem = _run(fn, [(inputs, float("nan")), (inputs, 42.0), (fresh, float("nan"))],
+                             shape, out_dtype, device)
+        if problem:
+            return failed(problem)
         rows = _rows_to_check(op.rows(inputs), case.sample_rows, seed)
         if rows is not None:
             rows = rows.to(device)
-        ref = op.reference(*inputs, rows=rows)  # from the inputs as they are before any call
-        shape, out_dtype = op.result_like(inputs)
-        outs, problem = _run_twice(fn, inputs, shape, out_dtype, device)
-        if problem:
-            return failed(problem)
+        ref = op.reference(*inputs, rows=rows)
+        ref_fresh = op.reference(*fresh, rows=rows)
         outs = [op.pick(o, rows) for o in outs]
-        results = [op.compare(o, ref, dtype) for o in outs]
+        results = [op.compare(o, r, dtype) for o, r in zip(outs, (ref, ref, ref_fresh))]
     except OpArgumentError as err:
         if learner:
             return failed(short_error(err))
@@ -109,10 +120,16 @@ def check_case(op: Op, name: str, fn, case: Case, dtype: torch.dtype, device: st
         return failed(short_error(err))
     worst = max(results, key=lambda r: (bool(r.why), r.worst))
     why = worst.why
+    if results[2].why and not results[0].why:
+        why = f"wrong on fresh inputs of the same shape (a result kept from an earlier call?): " \
+              f"{results[2].why}"
     if not why and not torch.equal(outs[0].nan_to_num(7.0), outs[1].nan_to_num(7.0)):
         why = "two runs on the same input differ (a race, or an element left unwritten)"
     return Verdict(name, NAME[dtype], case.name, worst.rel_l2, worst.worst, worst.extra,
                    not why, why)
+
+
+DTYPE_ORDER = list(DTYPES)  # a dtype's place in the seeds of jobs()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,10 +143,11 @@ class Job:
 def jobs(op: Op, impls: list[str], dtypes: list[str], device: str, seed: int, big: bool = False,
          only: str | None = None) -> list[Job]:
     """Every (implementation, dtype, case) to check, in order, each with its own seed (the same
-    whether or not ``only`` keeps just the cases whose name contains it)."""
+    whether or not ``only`` keeps just the cases whose name contains it; each dtype's its own,
+    so that no two dtypes of one case share their values)."""
     cases = op.cases(device == "cuda") + ([op.big_case()] if big else [])
-    return [Job(name, dt, case, seed + 1000 * i + j) for i, name in enumerate(impls)
-            for dt in dtypes for j, case in enumerate(cases)
+    return [Job(name, dt, case, seed + 1000 * i + 100 * DTYPE_ORDER.index(dt) + j)
+            for i, name in enumerate(impls) for dt in dtypes for j, case in enumerate(cases)
             if not (case.gpu_only and device != "cuda") and (not only or only in case.name)]
 
 
