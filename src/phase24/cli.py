@@ -15,30 +15,6 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
 
 
-def seconds(text: str) -> float:
-    """A time limit in seconds: a finite number above 0 (argparse's type for --timeout)."""
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0")
-    return value
-
-
-def seed(text: str) -> int:
-    """A seed: a whole number from 0 to 2^63 - 1 (argparse's type for --seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"{text}: a seed is from 0 to 2^63 - 1")
-    return value
-
-
 def print_flush(line: str) -> None:
     print(line, flush=True)
 
@@ -319,6 +295,7 @@ def _gpu_name() -> str:
 # ---- parser ----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
+    from phase24.harness import argtypes
     from phase24.harness.ops import OPERATIONS
 
     ops = sorted(OPERATIONS)
@@ -349,13 +326,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--file", help="grade your own kernel: a .cu (lab ABI) or a Triton .py file; "
                    "it runs the file's code, with your rights")
     s.add_argument("--dtype", nargs="+", default=dts, choices=dts)
-    s.add_argument("--seed", type=seed, help="replay a run with this seed")
+    s.add_argument("--seed", type=argtypes.seed, help="replay a run with this seed")
     s.add_argument("--big", action="store_true", help="add a case of more than 2^31 elements")
     s.add_argument("--case", metavar="TEXT",
                    help="only the cases whose name contains TEXT (e.g. 4099, view, -inf)")
-    s.add_argument("--timeout", type=seconds, default=60, metavar="S",
+    s.add_argument("--timeout", type=argtypes.seconds, default=60, metavar="S",
                    help="seconds a case may take before it fails as timed out (default 60)")
-    s.add_argument("--load-timeout", type=seconds, default=120, metavar="S",
+    s.add_argument("--load-timeout", type=argtypes.seconds, default=120, metavar="S",
                    help="seconds loading --file (its import, its compilation) may take "
                    "(default 120)")
     s.set_defaults(fn=cmd_check)
