@@ -40,7 +40,6 @@ class Comparison(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class Op:
     name: str
-    describe: str
     # name -> fn(*inputs, out=None); the first is the baseline that speed-ups are taken against
     implementations: Callable[[], dict]
     # the float64 result of the inputs (only the rows ``rows`` of the result, when given)
@@ -58,7 +57,6 @@ class Op:
     shape_fields: tuple[str, ...]                # names of a shape's sizes in the records
     make_inputs: Callable[[tuple, torch.dtype], tuple]
     bytes_moved: Callable[[tuple, torch.dtype], int]
-    flops: Callable[[tuple], int]
     bench_dtypes: tuple[str, ...]
     peers: Callable[[], dict]                    # other libraries' implementations found here
     which: Callable[[str, tuple], str | None]    # what an implementation launches, in words

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from phase24.core.dtypes import element_size
 from phase24.core.op import Comparison, Op
 from phase24.softmax import cases as softmax_cases
 
@@ -114,7 +115,7 @@ def make_inputs(shape, dtype) -> tuple:
 
 def bytes_moved(shape, dtype) -> int:
     m, n = shape
-    return 2 * m * n * torch.empty((), dtype=dtype).element_size()
+    return 2 * m * n * element_size(dtype)
 
 
 def peers() -> dict:
@@ -203,14 +204,14 @@ def hopper_only() -> set[str]:
 
 
 OP = Op(
-    name="softmax", describe="softmax over the last dimension",
+    name="softmax",
     implementations=implementations, reference=reference, pick=_pick,
     result_like=lambda inputs: (inputs[0].shape, inputs[0].dtype),
     rows=lambda inputs: math.prod(inputs[0].shape[:-1]),
     compare=compare, tolerances=tolerances(),
     cases=softmax_cases.standard_cases, big_case=softmax_cases.big_case,
     shapes=shapes, parse_shape=parse_shape, shape_fields=("M", "N"), make_inputs=make_inputs,
-    bytes_moved=bytes_moved, flops=lambda shape: 5 * shape[0] * shape[1],
+    bytes_moved=bytes_moved,
     bench_dtypes=("float32", "bfloat16"), peers=peers, which=which, not_here=not_here,
     learner=learner, compile_only=compile_only, plot=plot, profiles=PROFILES,
     build_jobs=build_jobs, hopper_only=hopper_only, main=("torch", "cuda", "triton"),
