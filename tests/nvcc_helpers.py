@@ -13,7 +13,10 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc
 class CountingNvcc:
     """A wrapper script around the real nvcc that logs when each build (an nvcc call with -o)
     starts and ends, and first waits $NVCC_TEST_DELAY seconds (default 0), so that concurrent
-    builders overlap."""
+    builders overlap. A build can also be disturbed: $NVCC_TEST_SAVE=FROM:TO copies FROM over TO
+    as the build starts, before nvcc reads anything (a file saved during a build), and
+    $NVCC_TEST_SAVE_AFTER=FROM:TO once nvcc has read everything; $NVCC_TEST_FAIL=TEXT makes the
+    build fail, saying TEXT on stderr."""
 
     def __init__(self, folder: Path):
         self.log = folder / "nvcc-builds.log"
@@ -23,7 +26,11 @@ class CountingNvcc:
             "#!/bin/sh\n"
             'case " $* " in *" -o "*)\n'
             f'  echo "start $(date +%s.%N)" >> "{self.log}"; sleep "${{NVCC_TEST_DELAY:-0}}"\n'
-            f'  "{real}" "$@"; rc=$?\n'
+            '  [ -n "$NVCC_TEST_SAVE" ] && cp "${NVCC_TEST_SAVE%%:*}" "${NVCC_TEST_SAVE#*:}"\n'
+            '  if [ -n "$NVCC_TEST_FAIL" ]; then echo "$NVCC_TEST_FAIL" >&2; rc=1; else\n'
+            f'  "{real}" "$@"; rc=$?; fi\n'
+            '  [ -n "$NVCC_TEST_SAVE_AFTER" ] && cp "${NVCC_TEST_SAVE_AFTER%%:*}" '
+            '"${NVCC_TEST_SAVE_AFTER#*:}"\n'
             f'  echo "end $(date +%s.%N)" >> "{self.log}"; exit $rc;;\n'
             "esac\n"
             f'exec "{real}" "$@"\n')
@@ -53,7 +60,8 @@ def cold_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PHASE24_CACHE", str(tmp_path / "cache"))
     nvcc = CountingNvcc(tmp_path)
     monkeypatch.setenv("NVCC", str(nvcc.path))
-    for var in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "NVCC_CCBIN"):
+    for var in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "NVCC_CCBIN", "CPATH", "C_INCLUDE_PATH",
+                "CPLUS_INCLUDE_PATH", "NVCC_TEST_SAVE", "NVCC_TEST_SAVE_AFTER", "NVCC_TEST_FAIL"):
         monkeypatch.delenv(var, raising=False)
     yield nvcc
     cache.clear_memory()

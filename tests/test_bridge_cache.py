@@ -1,7 +1,9 @@
 """The cache of built kernels, without a GPU: threads and processes on a cold cache, damaged
-entries, a key that follows nvcc's environment, a cache that cannot be written, parallel builds,
-and which build each GPU generation runs."""
+entries, a key that follows nvcc's environment, the bytes nvcc compiled and every header it read,
+a cache that cannot be written or a full disk, parallel builds, and which build each GPU
+generation runs."""
 
+import errno
 import io
 import json
 import os
@@ -104,6 +106,11 @@ DAMAGE = {
         image.read_bytes()[:-8] + b"\xff" * 8),
     "record lost": lambda image, record: record.unlink(),
     "record unreadable": lambda image, record: record.write_text("{"),
+    "record not an object": lambda image, record: record.write_text("[]"),
+    "record without its log": lambda image, record: record.write_text(json.dumps(
+        {k: v for k, v in json.loads(record.read_text()).items() if k != "log"})),
+    "record without the files read": lambda image, record: record.write_text(json.dumps(
+        {k: v for k, v in json.loads(record.read_text()).items() if k != "deps"})),
 }
 
 
@@ -127,7 +134,9 @@ def test_a_damaged_entry_is_rebuilt(cold_cache, tmp_path, damage, capsys):
 
 @needs_nvcc
 @pytest.mark.parametrize("var,value", [("NVCC_APPEND_FLAGS", "-G"), ("NVCC_PREPEND_FLAGS", "-G"),
-                                       ("NVCC_CCBIN", "gcc")])
+                                       ("NVCC_CCBIN", "gcc"), ("CPATH", "/nonexistent"),
+                                       ("C_INCLUDE_PATH", "/nonexistent"),
+                                       ("CPLUS_INCLUDE_PATH", "/nonexistent")])
 def test_the_key_follows_nvccs_environment(cold_cache, tmp_path, monkeypatch, var, value):
     src = tiny_kernel(tmp_path)
     plain = compile_cu(src, "sm_80")
@@ -146,6 +155,110 @@ def test_the_key_follows_every_flag(cold_cache, tmp_path):
     images = {compile_cu(src, "sm_80").image, compile_cu(src, "sm_80", ("-DX=1",)).image,
               compile_cu(src, "sm_89").image, compile_cu(src, PORTABLE).image}
     assert len(images) == 4 and cold_cache.builds == 4
+
+
+def _write_aged(path: Path, text: str) -> None:
+    """Write a file dated a minute back: written just before a build, it could share the file
+    system's clock tick with the build's start, which makes the entry unusable (by design)."""
+    path.write_text(text)
+    old = path.stat().st_mtime - 60
+    os.utime(path, (old, old))
+
+
+@needs_nvcc
+def test_nvcc_compiles_the_bytes_the_key_hashed(cold_cache, tmp_path, monkeypatch):
+    """A file saved while nvcc builds it: the entry of the text read first holds that text's
+    build (the key was made from text read before nvcc ran, and nvcc read the file again: the
+    old text's entry held the new text's kernels)."""
+    src = tiny_kernel(tmp_path, "k")
+    text = src.read_bytes()
+    saved = tmp_path / "saved.cu"
+    saved.write_text('extern "C" __global__ void other(float* x) { x[0] = 2.0f; }\n')
+    monkeypatch.setenv("NVCC_TEST_SAVE", f"{saved}:{src}")
+    first = compile_cu(src, "sm_80")
+    monkeypatch.delenv("NVCC_TEST_SAVE")
+    assert set(first.kernels) == {"k"}
+    second = compile_cu(src, "sm_80")  # the file now holds the saved text: its own entry
+    assert set(second.kernels) == {"other"} and second.image != first.image
+    assert cold_cache.builds == 2
+    src.write_bytes(text)  # the first text again
+    assert compile_cu(src, "sm_80") == first and cold_cache.builds == 2
+
+
+def _including(tmp_path: Path, way: str, monkeypatch) -> tuple[Path, Path, tuple]:
+    """A kernel whose value comes from a header reached in ``way``: (source, header, flags)."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    line, flags, folder = '#include <value.cuh>', (), inc
+    if way == "quoted, beside the source":
+        line, folder = '#include "value.cuh"', tmp_path
+    elif way == "<...> through an -I flag":
+        flags = (f"-I{inc}",)
+    elif way == "<...> through CPATH":
+        monkeypatch.setenv("CPATH", str(inc))
+    elif way == "<...> through -I in NVCC_APPEND_FLAGS":
+        monkeypatch.setenv("NVCC_APPEND_FLAGS", f"-I{inc}")
+    elif way == "included by a header":
+        line = '#include "outer.cuh"'
+        _write_aged(tmp_path / "outer.cuh", '#include "inc/value.cuh"\n')
+    header = folder / "value.cuh"
+    src = tmp_path / "k.cu"
+    src.write_text(f'{line}\nextern "C" __global__ void k(float* x) {{ x[threadIdx.x] = VALUE; }}\n')
+    return src, header, flags
+
+
+WAYS = ["quoted, beside the source", "<...> through an -I flag", "<...> through CPATH",
+        "<...> through -I in NVCC_APPEND_FLAGS", "included by a header"]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("way", WAYS)
+def test_a_header_edited_since_the_build_is_rebuilt(cold_cache, tmp_path, monkeypatch, way):
+    src, header, flags = _including(tmp_path, way, monkeypatch)
+    _write_aged(header, "#define VALUE 1.0f\n")
+    first = compile_cu(src, "sm_80", flags)
+    one = first.image.read_bytes()
+    _write_aged(header, "#define VALUE 2.0f\n")
+    second = compile_cu(src, "sm_80", flags)
+    assert cold_cache.builds == 2 and second.image.read_bytes() != one
+    assert compile_cu(src, "sm_80", flags) == second and cold_cache.builds == 2  # a hit again
+    _write_aged(header, "#define VALUE 1.0f\n")
+    assert compile_cu(src, "sm_80", flags).image.read_bytes() == one
+
+
+@needs_nvcc
+def test_a_header_saved_during_the_build_is_not_trusted(cold_cache, tmp_path, monkeypatch):
+    """nvcc read the header's old text, then the header was saved: the entry must not be
+    reused for the new text."""
+    src, header, flags = _including(tmp_path, "quoted, beside the source", monkeypatch)
+    _write_aged(header, "#define VALUE 1.0f\n")
+    (tmp_path / "new.cuh").write_text("#define VALUE 2.0f\n")
+    monkeypatch.setenv("NVCC_TEST_SAVE_AFTER", f"{tmp_path / 'new.cuh'}:{header}")
+    one = compile_cu(src, "sm_80").image.read_bytes()
+    monkeypatch.delenv("NVCC_TEST_SAVE_AFTER")
+    assert compile_cu(src, "sm_80").image.read_bytes() != one and cold_cache.builds == 2
+
+
+@needs_nvcc
+def test_a_full_disk_is_one_line(cold_cache, tmp_path, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    src = tiny_kernel(tmp_path)
+    monkeypatch.setattr(cache.Entry, "commit", full)
+    with pytest.raises(NvccError) as err:
+        compile_cu(src, "sm_80")
+    said = str(err.value)
+    assert said.startswith("no space left on the disk") and "PHASE24_CACHE" in said
+    assert "\n" not in said
+    monkeypatch.undo()
+    monkeypatch.setenv("PHASE24_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("NVCC", str(cold_cache.path))
+    folder = tmp_path / "cache" / "cubins"
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")], "work left behind"
+    monkeypatch.setenv("NVCC_TEST_FAIL", "nvcc fatal: Could not write: No space left on device")
+    with pytest.raises(NvccError, match="^no space left on the disk"):
+        compile_cu(src, "sm_89")
 
 
 @needs_nvcc

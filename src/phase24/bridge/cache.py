@@ -128,6 +128,8 @@ class Entry:
             return None, "it has no record"
         except (OSError, ValueError) as err:
             return None, f"its record cannot be read ({err})"
+        if not isinstance(record, dict):
+            return None, "its record is not a JSON object"
         why = self.mismatch(self.image, record)
         if why:
             return None, why

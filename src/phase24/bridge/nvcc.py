@@ -2,24 +2,31 @@
 
 A build is a cubin for one architecture of ``ARCHS``, or PTX for ``PORTABLE``, which the driver
 compiles when it loads it, for a GPU that no cubin is built for (a newer one, e.g. Blackwell).
-Its cache key hashes everything the output depends on: nvcc's path and version, the target,
-every flag, the environment variables nvcc reads, the source and the headers it includes. How
-entries are stored, checked and locked is ``cache.py``'s business.
+Its cache key hashes nvcc's path and version, the target, every flag, the environment variables
+that change what nvcc builds, and the source's path and bytes, read once: nvcc compiles a private
+copy of exactly those bytes. Every other file nvcc read (each header, wherever it was found, as
+nvcc's own dependency output lists them) is recorded with its SHA-256 beside the build, and a
+build whose files differ now is rebuilt. How entries are stored, checked and locked is
+``cache.py``'s business.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from phase24.bridge.cache import Entry, cache_dir
+from phase24.bridge.cache import Entry, cache_dir, sha256_of
 
 # The chapter's cubins: Ampere (sm_80 A100, sm_86 RTX 30xx), Ada (sm_89), Hopper (sm_90a).
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90a")
@@ -115,24 +122,6 @@ def nvcc_version() -> str:
     return m.group(2) if m else out.strip().splitlines()[-1]
 
 
-def _included_headers(source: Path, folders: tuple[Path, ...] = (),
-                      found: list[Path] | None = None) -> list[Path]:
-    """The headers ``source`` includes with quotes, found in its own folder or ``folders``
-    (the -I folders of the build), and theirs in turn (each once, so headers that include each
-    other end). A file in any encoding is read (nvcc takes a Latin-1 comment too)."""
-    found = [] if found is None else found
-    text = source.read_bytes().decode("utf-8", errors="replace")
-    for inc in re.findall(r'#include\s+"([^"]+)"', text):
-        for folder in (source.parent, *folders):
-            p = folder / inc
-            if p.is_file():
-                if p not in found:
-                    found.append(p)
-                    _included_headers(p, folders, found)
-                break
-    return found
-
-
 _ENTRY = re.compile(r"Compiling entry function '(\w+)' for '(\w+)'")
 _STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
@@ -156,11 +145,72 @@ def parse_ptxas_report(log: str) -> dict[str, KernelResources]:
     return kernels
 
 
+@contextlib.contextmanager
+def _disk_full(folder: Path):
+    """Turn a full disk (or quota) met while building into one NvccError line."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise NvccError(_no_space(folder)) from None
+
+
+def _no_space(folder: Path) -> str:
+    return (f"no space left on the disk: the kernel cache ({folder}) or nvcc's temporary files "
+            f"({tempfile.gettempdir()}) are full; free some space, or set PHASE24_CACHE (or "
+            "TMPDIR) to a folder on another disk")
+
+
+def _line_directive(source: Path) -> bytes:
+    """``#line 1 "source"``: nvcc's messages, __FILE__ and -lineinfo name the learner's file,
+    not the private copy that nvcc compiles."""
+    name = str(source).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "?")
+    return f'#line 1 "{name}"\n'.encode()
+
+
+def _dependencies(depfile: Path, sources: tuple[Path, Path], began: int) -> dict[str, str | None]:
+    """Every file nvcc read besides the source (-MD's list, in make's syntax, names both the copy
+    it compiled and, through the #line directive, the original: ``sources``), each with its
+    SHA-256; None for one that is not a regular file or was modified after the build ``began``
+    (the file system's clock): nvcc may have read either text, so the entry is not reused."""
+    text = depfile.read_text(errors="replace").replace("\\\n", " ")
+    body = re.split(r"\s:\s|:\s", text, maxsplit=1)[-1]
+    deps: dict[str, str | None] = {}
+    for word in re.findall(r"(?:\\.|[^\s\\])+", body):
+        path = os.path.realpath(re.sub(r"\\(.)", r"\1", word).replace("$$", "$"))
+        if path in deps or any(path == str(p.resolve()) for p in sources):
+            continue
+        try:
+            st = os.stat(path)
+            fresh = stat.S_ISREG(st.st_mode) and st.st_mtime_ns < began
+            deps[path] = sha256_of(Path(path)) if fresh else None
+        except OSError:
+            deps[path] = None
+    return deps
+
+
+def _changed(deps: dict) -> str | None:
+    """Which file a build read is no longer what it read then (None when all are)."""
+    for path, digest in deps.items():
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)  # a FIFO is never read: it may block
+        except OSError:
+            return f"{path} is gone"
+        if digest is None or not regular or sha256_of(Path(path)) != digest:
+            return f"{path} changed"
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class _Job:
-    """One source built for one target with one set of flags, and its cache entry."""
+    """One source built for one target with one set of flags, and its cache entry. ``text`` is
+    the source's bytes as read once: hashed into the key, and what nvcc compiles (a private copy
+    of them), so that a file saved during a build cannot leave one text's entry holding another's
+    build. The headers nvcc read are recorded with the build and checked when it is reused."""
 
     source: Path
+    text: bytes
     arch: str
     command: tuple[str, ...]  # nvcc and its flags, without the output and the source
     entry: Entry
@@ -170,25 +220,33 @@ class _Job:
         source = Path(source).resolve()
         if arch not in TARGETS:
             raise NvccError(f"unknown target {arch!r}; expected one of {TARGETS}")
+        try:
+            text = source.read_bytes()
+        except OSError as err:
+            raise NvccError(f"cannot read {source}: {err.strerror or err}") from None
         mode = "-ptx" if arch == PORTABLE else "-cubin"
+        # -I of the source's own folder: its quoted includes resolve as if nvcc read it there
         command = (nvcc_path(), mode, *BASE_FLAGS, gencode(arch), f"-I{source.parent}",
                    *extra_flags)
-        folders = tuple(Path(f[2:]) for f in extra_flags if f.startswith("-I"))
         h = hashlib.sha256()
         for part in (_nvcc_identity(command[0]), *command,
-                     *(f"{v}={os.environ.get(v, '')}" for v in NVCC_ENV)):
+                     *(f"{v}={os.environ.get(v, '')}" for v in NVCC_ENV), str(source)):
             h.update(part.encode())
             h.update(b"\0")
-        for path in (source, *_included_headers(source, folders)):
-            h.update(f"{path}\n".encode() + path.read_bytes() + b"\0")
+        h.update(text)
         key = f"{source.stem}-{arch}-{h.hexdigest()[:16]}"
-        return cls(source, arch, command, Entry(cache_dir(), key, f".{mode[1:]}"))
+        return cls(source, text, arch, command, Entry(cache_dir(), key, f".{mode[1:]}"))
 
     def cached(self, quiet: bool = False) -> Build | None:
         record, why = self.entry.load()
+        if record is not None and not (isinstance(record.get("log"), str)
+                                       and isinstance(record.get("deps"), dict)):
+            record, why = None, "its record lacks the build's log or the files it read"
         if record is None:
             if why and not quiet:
                 print(f"phase24: rebuilding {self.entry.image.name}: {why}", file=sys.stderr)
+            return None
+        if _changed(record["deps"]):  # a header was edited: an ordinary rebuild, said nowhere
             return None
         return self._build_of(record)
 
@@ -197,28 +255,36 @@ class _Job:
         return Build(self.source, self.arch, self.entry.image, parse_ptxas_report(log), log)
 
     def build(self) -> Build:
-        out = self.entry.temporary()
+        work = Path(tempfile.mkdtemp(dir=self.entry.folder, prefix=f".{self.entry.key}."))
         try:
+            copy, out, depfile = (work / self.source.name, work / f"out{self.entry.suffix}",
+                                  work / "deps.d")
+            copy.write_bytes(_line_directive(self.source) + self.text)
+            out.touch()
+            began = out.stat().st_mtime_ns  # the file system's clock, as the headers' mtimes
             try:  # no stdin (an #include of /dev/stdin would wait on it) and a time limit
-                proc = subprocess.run([*self.command, "-o", str(out), str(self.source)],
-                                      capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                                      timeout=NVCC_SECONDS, errors="replace")
+                proc = subprocess.run([*self.command, "-MD", "-MF", str(depfile), "-o", str(out),
+                                       str(copy)], capture_output=True, text=True,
+                                      stdin=subprocess.DEVNULL, timeout=NVCC_SECONDS,
+                                      errors="replace")
             except subprocess.TimeoutExpired:
                 raise NvccError(f"nvcc took longer than {NVCC_SECONDS} s on {self.source.name} "
                                 f"for {self.arch}, and was stopped") from None
+            said = (proc.stderr + proc.stdout).replace(str(copy), str(self.source))
             if proc.returncode != 0:
-                raise NvccError(f"nvcc failed on {self.source.name} for {self.arch}:\n"
-                                f"{proc.stderr}{proc.stdout}")
+                if "No space left on device" in said:
+                    raise NvccError(_no_space(self.entry.folder))
+                raise NvccError(f"nvcc failed on {self.source.name} for {self.arch}:\n{said}")
             about = {"source": str(self.source), "command": self.command,
                      "env": {v: os.environ[v] for v in NVCC_ENV if os.environ.get(v)},
-                     "log": proc.stderr + proc.stdout}
+                     "log": said, "deps": _dependencies(depfile, (copy, self.source), began)}
             try:
                 record = self.entry.commit(out, about)
             except ValueError as err:
                 raise NvccError(f"nvcc wrote a damaged build of {self.source.name} for "
                                 f"{self.arch}: {err}") from None
         finally:
-            out.unlink(missing_ok=True)
+            shutil.rmtree(work, ignore_errors=True)
         return self._build_of(record)
 
 
@@ -233,6 +299,6 @@ def compile_cu(source: str | Path, arch: str, extra_flags: tuple[str, ...] = ())
     job = _Job.of(source, arch, extra_flags)
     build = job.cached()
     if build is None:
-        with job.entry.locked():
+        with _disk_full(job.entry.folder), job.entry.locked():
             build = job.cached(quiet=True) or job.build()
     return build
