@@ -64,6 +64,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--exact-steps", type=int, default=100)
     p.add_argument("--no-exact", action="store_true", help="skip the bit-exact mode")
+    p.add_argument("--file", help="grade your own part of the port (labs/starters/my_port.py) against "
+                                  "the NumPy model; it runs the file's code, with your rights")
     _model_args(p, "tiny")
 
     sp = sub.add_parser("speed", help="training tokens/s: numpy-cpu, torch-cpu, torch-cuda")
@@ -108,9 +110,13 @@ def run(args) -> int:
         sys.stdout.write(text.decode("utf-8", errors="replace") + "\n")
         return 0
     if cmd == "parity":
+        cfg, tc = _configs(args)
+        if args.file:
+            from . import port_grade
+
+            return port_grade.main(args.file, cfg, tc, args.steps)
         from .parity import report
 
-        cfg, tc = _configs(args)
         ok = report(cfg, tc, args.steps, args.exact_steps, not args.no_exact)
         return 0 if ok else 1
     if cmd == "speed":
