@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from committed import committed
+
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "tests" / "learner_files"
 LAST_CASE = "10x0"  # the last case of the CPU set: its row shows the table was printed to the end
@@ -117,9 +119,10 @@ def test_a_file_without_a_triton_kernel_is_refused():
     assert rc == 1 and "defines no @triton.jit kernel" in out, out
 
 
-def test_the_triton_starter_runs_in_the_interpreter_and_fails():
+def test_the_triton_starter_runs_in_the_interpreter_and_fails(tmp_path):
+    starter = committed("labs/starters/my_softmax.py", tmp_path)  # not the learner's own copy
     proc = subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--file",
-                           "labs/starters/my_softmax.py", "--case", "x1"], cwd=ROOT,
+                           str(starter), "--case", "x1"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home())})  # nothing set
     assert proc.returncode == 1 and "failed (seed" in proc.stdout, proc.stdout + proc.stderr
@@ -146,11 +149,12 @@ def test_a_cuda_file_is_checked_against_the_abi(name, rc, said):
 
 
 @needs_nvcc
-def test_the_cuda_starter_names_what_it_defines():
+def test_the_cuda_starter_names_what_it_defines(tmp_path):
     """Lab 01's starter defines softmax_f32 only; its comments name softmax_f16 and softmax_bf16,
     which a scan of the source took for kernels (and then failed to load them on a GPU)."""
+    starter = committed("labs/starters/my_softmax.cu", tmp_path)  # not the learner's own copy
     proc = subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--file",
-                           "labs/starters/my_softmax.cu"], cwd=ROOT, capture_output=True,
+                           str(starter)], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     flat = " ".join(proc.stdout.split())
     assert proc.returncode == 0, proc.stdout + proc.stderr

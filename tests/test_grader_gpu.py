@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from committed import committed
+
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "tests" / "learner_files"
 # the GPU cases whose name holds "10" (64x1000, 100x1024, ..., 0x10, 10x0, 8x131072 with specials)
@@ -85,10 +87,10 @@ def test_a_cuda_file_off_the_abi_is_refused_by_name(name, said):
     assert rc == 1 and said in " ".join(out.split()), out
 
 
-def test_lab_01s_starter_is_graded_for_the_kernel_it_defines():
+def test_lab_01s_starter_is_graded_for_the_kernel_it_defines(tmp_path):
     """It defines softmax_f32 only (its comments name softmax_f16 and softmax_bf16): float32 is
     graded and fails by design; before, loading softmax_f16 raised a LaunchError."""
-    rc, out = phase24("--file", "labs/starters/my_softmax.cu")
+    rc, out = phase24("--file", str(committed("labs/starters/my_softmax.cu", tmp_path)))
     flat = " ".join(out.split())
     assert rc == 1 and "ABI: softmax_f32: found" in flat, out
     graded = set(re.findall(r"^my_softmax\.cu +(\w+) ", out.split("=== log\n")[-1], re.M))

@@ -26,6 +26,7 @@ from phase24.softmax import IMPLEMENTATIONS, SoftmaxArgumentError
 from phase24.softmax.args import MAX_ROW, run_rows
 from phase24.softmax.triton import (INTERPRETED, RUNGS, best, common, v1_rows, v2_split,
                                     v3_lagged, v4_ring, v5_whole_row, which)
+from committed import committed
 from softmax_asserts import DTYPES, assert_softmax, randn, specials
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -393,7 +394,7 @@ def test_benchmark_records_the_kernels_run():
 
 # ------------------------------------------------------------------------ learner's file ----
 
-STARTER = ROOT / "labs" / "starters" / "my_softmax.py"
+STARTER = "labs/starters/my_softmax.py"  # graded as committed (tests/committed.py)
 LEARNER_OK = textwrap.dedent('''
     import triton
     import triton.language as tl
@@ -425,7 +426,7 @@ def test_learner_file(tmp_path):
     with pytest.raises(SoftmaxArgumentError, match="dtype"):
         f(torch.ones(2, 2, dtype=torch.int64, device=DEVICE))
 
-    starter = load_learner_softmax(STARTER)           # the TODO copies x: it must fail
+    starter = load_learner_softmax(committed(STARTER, tmp_path))  # the TODO copies x: it fails
     x = randn((4, 30), torch.float32, seed=62, device=DEVICE)
     with pytest.raises(AssertionError):
         assert_softmax(starter(x), x, "starter")
