@@ -37,3 +37,55 @@ def plot_title(tmp_path) -> str:
     finally:
         plt.Figure.suptitle = real
     return seen[0]
+
+
+def _drawn(monkeypatch, tmp_path, impls, lang):
+    """The figure plot_lab draws (captured as it closes it)."""
+    import matplotlib.pyplot as plt
+
+    from phase24.softmax import plot
+
+    seen = []
+    real = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig=None: seen.append(fig) or real(fig))
+    plot.plot_lab(json.loads(RUN.read_text()), tmp_path / f"lab.{lang}.png", is_bulk, impls, "x", lang)
+    return seen[0]
+
+
+def test_a_lab_figure_has_at_most_six_lines_a_panel_and_says_gpu_and_date(monkeypatch, tmp_path):
+    from phase24.softmax.plot import LAB_PLOTS, MAX_LINES, plot_lab
+
+    run = json.loads(RUN.read_text())
+    for stem, (impls, _) in LAB_PLOTS.items():
+        assert len(impls) <= MAX_LINES == 6, stem
+        fig = _drawn(monkeypatch, tmp_path, impls, "en")
+        title = fig._suptitle.get_text()
+        assert run["gpu"] in title and run["date"][:10] in title and run["commit"] not in title
+        for ax in fig.axes:
+            rungs = [line for line in ax.get_lines() if not line.get_label().startswith("copy")]
+            assert len(rungs) <= MAX_LINES, (stem, ax.get_title())
+            assert ax.xaxis.label.get_fontsize() >= 11  # readable at page width (tests of the site: 0.55 scale)
+    try:
+        plot_lab(run, tmp_path / "seven.png", is_bulk, ["torch"] + LAB_PLOTS["softmax_lab02"][0])
+    except ValueError as e:
+        assert "at most 6" in str(e)
+    else:
+        raise AssertionError("a figure of seven lines was drawn")
+
+
+def test_a_lab_figure_speaks_the_page_language(monkeypatch, tmp_path):
+    fig = _drawn(monkeypatch, tmp_path, ["torch", "cuda"], "es")
+    texts = [fig._suptitle.get_text()] + [t for ax in fig.axes for t in (ax.get_xlabel(), ax.get_ylabel())]
+    texts += [t.get_text() for t in fig.legends[0].get_texts()]
+    joined = " ".join(texts)
+    assert "softmax en NVIDIA H200" in joined and "longitud de fila" in joined and "copia" in joined
+    assert "row length" not in joined and " on " not in joined
+
+
+def test_every_lab_figure_is_committed_in_both_languages():
+    from phase24.softmax.plot import LAB_PLOTS
+
+    for stem in LAB_PLOTS:
+        for suffix in ("", ".es"):
+            png = RUN.parent / f"{stem}{suffix}.png"
+            assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png

@@ -108,9 +108,11 @@ def _op(args):
 
 
 def cmd_check(args) -> int:
-    from phase24.harness.grade import check
+    from phase24.harness.grade import check, learner_file
 
-    return check(_op(args), args)
+    op = _op(args)
+    learner_file(args)
+    return check(op, args)
 
 
 def _shapes(op, args):
@@ -124,11 +126,20 @@ def cmd_bench(args) -> int:
     from rich.progress import Progress
 
     from phase24.harness import bench
-    from phase24.harness.grade import known
+    from phase24.harness.grade import known, learner_file
     from phase24.harness.report import print_results, save, show_recorded
 
     op = _op(args)
+    learner_file(args)
     names, shapes = known(op, args.impl), _shapes(op, args)
+    if args.file:
+        from phase24.harness.timefile import bench_file
+
+        if args.out:
+            raise SystemExit("--out does not go with --file: your file's runs go to "
+                             f"out/history/{op.name}.jsonl, not beside the lab's results")
+
+        return bench_file(op, args, shapes or op.shapes())
     if not _gpu():
         console.print("[yellow]No GPU here: nothing is timed. The recorded figures for what you "
                       "asked:[/]")
@@ -213,83 +224,10 @@ def cmd_profile(args) -> int:
 
 # ---- the main job ---------------------------------------------------------------------------------
 
-def _main_job_steps(gpu: bool) -> list[tuple[str, list[str]]]:
-    steps = [("doctor", ["doctor", "--no-ncu"])]
-    if gpu:
-        steps += [("hello (lab 00)", ["hello"])] + _build_for_this_gpu() + [
-                  ("check softmax (torch, cuda, triton)",
-                   ["check", "softmax", "--impl", "torch", "cuda", "triton"]),
-                  ("bench softmax (torch, cuda, triton)",
-                   ["bench", "softmax", "--impl", "torch", "cuda", "triton"])]
-    else:
-        steps += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"]),
-                  ("check softmax (Triton's interpreter)", ["check", "softmax"]),
-                  ("recorded H200 results", ["results", "softmax"])]
-    return steps + [("MiniGPT parity report (NumPy vs PyTorch, float64)", ["minigpt", "parity"])]
-
-
-def _build_for_this_gpu() -> list[tuple[str, list[str]]]:
-    """The build step for this GPU's own target, all files at once (else the checks would
-    compile them one by one, silently); none where it runs the portable PTX or no kernel."""
-    import torch
-
-    from phase24.bridge.nvcc import ARCHS, UnsupportedGpuError, target_for
-
-    if not torch.cuda.is_available():  # asked for a GPU's steps where there is none
-        return [("build every kernel", ["build"])]
-    try:
-        target = target_for(torch.cuda.get_device_capability())
-    except UnsupportedGpuError:
-        return []  # the check says so for each CUDA rung; torch and Triton still run
-    return [(f"build every kernel ({target})", ["build", "--arch", target])] \
-        if target in ARCHS else []
-
-
-def _duration(s: float) -> str:
-    return f"{s:.1f} s" if s < 60 else f"{int(s // 60)} min {int(s % 60):02d} s"
-
-
 def cmd_run(args) -> int:
-    """Everything this machine can do, step by step, then a table of every step's verdict and
-    time: on a GPU lab 00, the checks and the benchmark; without one, the toolchain report, the
-    kernel builds, the Triton checks in the interpreter and the last recorded H200 results; on
-    both, the MiniGPT parity report."""
-    from phase24.core.layout import Columns, out, say
-    from phase24.harness.check import short_error
+    from phase24.harness.mainjob import run
 
-    gpu = _gpu()
-    skipped = "" if gpu else ("no GPU here: skipped lab 00's run, the CUDA checks, the benchmark "
-                              "and the profiles")
-    if skipped:
-        say(skipped[0].upper() + skipped[1:] + " (the recorded H200 results are shown).")
-    parser, done = build_parser(), []
-    for title, argv in _main_job_steps(gpu):
-        out(f"\n=== {title}: python -m phase24 {' '.join(argv)}")
-        t0 = time.monotonic()
-        try:
-            step = parser.parse_args(argv)
-            rc = step.fn(step) or 0
-            verdict = "passed" if rc == 0 else f"FAILED (exit {rc})"
-        except Exception as err:  # a step that crashes is its verdict; the others still run
-            verdict = f"FAILED: {short_error(err)}"
-        done.append((title, verdict, _duration(time.monotonic() - t0)))
-        out(f"=== {title}: {verdict}")
-    out(f"\n=== summary of the main job ({'on ' + _gpu_name() if gpu else 'no GPU here'})")
-    cols = Columns(["step", "verdict", "time"], [max(len(t) for t, _, _ in done), 7, 10],
-                   right={"time"})
-    cols.header()
-    for title, verdict, took in done:
-        cols.row([title, verdict, took])
-    failed = sum(v != "passed" for _, v, _ in done)
-    say(f"{len(done) - failed} of {len(done)} steps passed" + (f", {failed} failed" if failed else "")
-        + (f"; {skipped}" if skipped else ""))
-    return 1 if failed else 0
-
-
-def _gpu_name() -> str:
-    import torch
-
-    return torch.cuda.get_device_name()
+    return run(build_parser(), _gpu())
 
 
 # ---- parser ----------------------------------------------------------------------------------------
@@ -341,8 +279,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("op", help=op_help)
     s.add_argument("--impl", nargs="+", help="registry names (default: all)")
     s.add_argument("--dtype", nargs="+", default=["float32", "bfloat16"], choices=dts)
+    s.add_argument("--file", help="time your own kernel (.cu or Triton .py, as check --file takes "
+                   "it) beside torch, once it passes check; each run goes to out/history/<op>.jsonl")
     s.add_argument("--shapes", help="comma-separated MxN (default: the standard sweep)")
     s.add_argument("--out", help="folder for the JSON and PNG (default: results/<gpu>/<op>/)")
+    s.add_argument("--timeout", type=argtypes.seconds, default=120, metavar="S",
+                   help="with --file: seconds a case of its check, or a shape's timings, may take")
+    s.add_argument("--load-timeout", type=argtypes.seconds, default=120, metavar="S",
+                   help="with --file: seconds loading it (import, compilation) may take")
     s.set_defaults(fn=cmd_bench)
 
     s = sub.add_parser("profile", help="Nsight Compute on one launch, with a summary")

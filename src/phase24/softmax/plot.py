@@ -1,5 +1,13 @@
-"""Softmax's benchmark plot, made from its JSON (never from numbers typed by hand): GB/s against
-the row length on the bulk shapes, each ladder rung by rung, then the entries side by side."""
+"""Softmax's benchmark plots, made from its JSON (never from numbers typed by hand): GB/s against
+the row length on the bulk shapes.
+
+* plot_bench: the whole run, each ladder rung by rung, then the entries side by side (the full
+  ladder, which the pages link to).
+* plot_lab: the figure a lab shows, only that lab's rungs (at most six lines a panel), one panel
+  per data type, its text large enough to read at the width of a page, in the page's language.
+  ``python -m phase24.softmax.plot`` draws every lab's figure, in English and Spanish, from the
+  committed run (results/h200/softmax.json) into results/h200/; no GPU is needed.
+"""
 
 from __future__ import annotations
 
@@ -71,3 +79,90 @@ def plot_bench(result: dict, path: Path, is_bulk) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+# The figures the labs show: (file stem, the implementations, what the title says it shows).
+LAB_PLOTS = {
+    "softmax_lab02": (["cuda-naive", "cuda-v1", "cuda-v2", "cuda-v3", "cuda-v4", "cuda-v6"],
+                      {"en": "lab 02's rungs", "es": "los peldaños del laboratorio 02"}),
+    "softmax_lab03": (["torch", "cuda", "triton-naive", "triton-v1", "triton-v2", "triton"],
+                      {"en": "lab 03's Triton rungs beside cuda and torch",
+                       "es": "los peldaños Triton del laboratorio 03 junto a cuda y torch"}),
+}
+MAX_LINES = 6
+WORDS = {
+    "en": {"on": "on", "gbps": "GB/s (bytes read + written)", "n": "N (row length), M = 2^28 / N",
+           "copy": "copy"},
+    "es": {"on": "en", "gbps": "GB/s (bytes leídos + escritos)", "n": "N (longitud de fila), M = 2^28 / N",
+           "copy": "copia"},
+}
+TEXT_PT = 13  # at 100 dpi and 1000 px wide: 18 px letters, 10 px at the 0.55 of its width a phone shows
+
+
+def plot_lab(result: dict, path: Path, is_bulk, impls: list[str], what: str = "",
+             lang: str = "en") -> Path:
+    """GB/s against N on the bulk shapes for a few implementations (at most MAX_LINES): a panel per
+    dtype side by side, the copy as a line, large text; labels in ``lang`` (en or es). The title
+    says the GPU and the date of the run, never its commit."""
+    if len(impls) > MAX_LINES:
+        raise ValueError(f"{len(impls)} lines in one panel; a lab's figure has at most {MAX_LINES}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    w = WORDS[lang]
+    bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"]) and r["impl"] in impls]
+    dtypes = sorted({r["dtype"] for r in bulk}, reverse=True) or ["float32"]
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(10, 4.6), sharey=True, squeeze=False)
+    for col, dt in enumerate(dtypes):
+        ax = axes[0][col]
+        for impl in impls:
+            pts = sorted((r["N"], r["gbps"]) for r in bulk if r["impl"] == impl and r["dtype"] == dt)
+            if pts:
+                ax.plot(*zip(*pts), marker="o", ms=4, label=impl, **_lab_style(impl, impls))
+        copy = f"{result['copy_gbps']:.0f}"
+        ax.axhline(result["copy_gbps"], color="tab:blue", lw=1.2, alpha=0.6, ls="-.",
+                   label=f"{w['copy']} {copy} GB/s")
+        ax.set_xscale("log", base=2)
+        ax.set_title(dt, fontsize=TEXT_PT)
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=TEXT_PT - 2)
+        ax.set_xlabel(w["n"], fontsize=TEXT_PT - 1)
+        if col == 0:
+            ax.set_ylabel(w["gbps"], fontsize=TEXT_PT - 1)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=TEXT_PT - 1, frameon=False)
+    title = f"softmax {w['on']} {result['gpu']}, {result['date'][:10]}"
+    fig.suptitle(f"{title}: {what}" if what else title, fontsize=TEXT_PT)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _lab_style(impl: str, names: list[str]) -> dict:
+    if impl in MAIN:
+        color, ls = MAIN[impl]
+        return dict(color=color, ls=ls, lw=2.6)
+    rungs = [n for n in names if n not in MAIN]
+    return dict(color=RUNG_COLORS[rungs.index(impl) % len(RUNG_COLORS)], ls="-", lw=1.8)
+
+
+def plot_labs(result: dict, folder: Path, is_bulk) -> list[Path]:
+    """Every lab's figure in both languages: NAME.png (English) and NAME.es.png (Spanish)."""
+    out = []
+    for stem, (impls, what) in LAB_PLOTS.items():
+        for lang, suffix in (("en", ""), ("es", ".es")):
+            out.append(plot_lab(result, folder / f"{stem}{suffix}.png", is_bulk, impls, what[lang], lang))
+    return out
+
+
+if __name__ == "__main__":
+    import json
+
+    from .spec import is_bulk
+
+    results = Path(__file__).resolve().parents[3] / "results" / "h200"
+    for png in plot_labs(json.loads((results / "softmax.json").read_text()), results, is_bulk):
+        print(png)
