@@ -100,11 +100,11 @@ def ladder_table(data: dict, lang: str = "en") -> str:
                      f"{few(f['bf16'][2])} |")
     if en:
         few_shapes = ", ".join(f"{m}x{n}" for m, n in FEW)
-        lines.append(f"\nFew rows: {few_shapes}. Commit {data['commit']}, {data['gpu']}, copy "
+        lines.append(f"\nFew rows: {few_shapes}. {data['gpu']}, {data['date'][:10]}, copy "
                      f"{data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
     else:
         shapes = ", ".join(f"{m}{NBSP}×{NBSP}{n}" for m, n in FEW)
-        lines.append(f"\nPocas filas: {shapes}. Commit {data['commit']}, {data['gpu']}, copia "
+        lines.append(f"\nPocas filas: {shapes}. {data['gpu']}, {data['date'][:10]}, copia "
                      f"{data['copy_gbps']:.0f}{NBSP}GB/s (results/h200/{RUN.name}).")
     return "\n".join(lines) + "\n"
 
@@ -146,12 +146,12 @@ def cuda_ladder_table(data: dict, lang: str = "en") -> str:
     shapes = ", ".join(f"{m}{x}{n}" for m, n in FEW)
     if lang == "en":
         lines.append(f"\nBulk sweep: N = 128 to 262144, 2^28 elements each (a rung hands rows beyond "
-                     f"its reach to v2). Few rows: {shapes}. Commit {data['commit']}, {data['gpu']}, "
+                     f"its reach to v2). Few rows: {shapes}. {data['gpu']}, {data['date'][:10]}, "
                      f"copy {data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
     else:
         lines.append(f"\nFormas grandes: N de 128 a 262144, 2^28 elementos cada una (un peldaño pasa "
-                     f"a v2 las filas que no alcanza). Pocas filas: {shapes}. Commit "
-                     f"{data['commit']}, {data['gpu']}, copia {data['copy_gbps']:.0f}{NBSP}GB/s "
+                     f"a v2 las filas que no alcanza). Pocas filas: {shapes}. "
+                     f"{data['gpu']}, {data['date'][:10]}, copia {data['copy_gbps']:.0f}{NBSP}GB/s "
                      f"(results/h200/{RUN.name}).")
     return "\n".join(lines) + "\n"
 
