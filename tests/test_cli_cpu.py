@@ -84,10 +84,11 @@ def test_numbers_are_short():
 
 
 def test_the_main_jobs_steps_are_commands_of_the_parser():
-    from phase24.cli import _main_job_steps, build_parser
+    from phase24.cli import build_parser
+    from phase24.harness.mainjob import steps
 
     for gpu in (False, True):
-        for _, argv in _main_job_steps(gpu):
+        for _, argv in steps(gpu):
             build_parser().parse_args(argv)
 
 

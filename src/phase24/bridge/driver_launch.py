@@ -40,6 +40,13 @@ def _driver():
     return _lib
 
 
+def current_context() -> int:
+    """The calling thread's current CUDA context, as an integer (0 if none)."""
+    current = ctypes.c_void_p()
+    _driver().cuCtxGetCurrent(ctypes.byref(current))
+    return current.value or 0
+
+
 def error_name(code: int) -> str:
     name = ctypes.c_char_p()
     _driver().cuGetErrorName(code, ctypes.byref(name))
@@ -65,6 +72,17 @@ class DriverLaunch:
         self.params = (ctypes.c_void_p * len(self.values))(
             *[ctypes.addressof(v) for v in self.values])
         self.lock = threading.Lock()
+        self.spec = spec
+
+    def fast(self) -> tuple | None:
+        """This launch for bridge/fastcall.py (pointers as (which tensor, byte offset), scalars
+        as (-1, their bytes as an integer)), or None when each launch must be waited for."""
+        if self.sync:
+            return None
+        params = [(-1, int.from_bytes(bytes(CTYPES[type(a)](a)), "little")) if which is None
+                  else (which, a) for which, a in self.spec]
+        return (self.name, self.function, self.context, self.grid, self.block, self.shared,
+                False, params, self)
 
     def __call__(self, addresses: list[int], stream: int) -> None:
         lib = _driver()

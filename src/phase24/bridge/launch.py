@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from phase24.bridge.driver_launch import DriverLaunch, LaunchError
+from phase24.bridge.fastcall import forget_all
 from phase24.bridge.nvcc import PORTABLE, Build, UnsupportedGpuError, compile_cu, target_for
 
 
@@ -388,3 +389,4 @@ def clear_caches() -> None:
     with _lock:
         for cache in (_gpus, _contexts, _modules, _streams):
             cache.clear()
+    forget_all()

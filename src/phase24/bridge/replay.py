@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 
+from phase24.bridge.fastcall import forget_all
 from phase24.bridge.launch import recording
 
 MAX_KEYS = 4096
@@ -83,6 +84,16 @@ class Replays:
         for step in steps:
             step(addresses, stream)
 
+    def launches(self, fn, *tensors) -> list | None:
+        """The recorded launches of ``fn`` for the tensors' key, as bridge/fastcall.py takes
+        them ((launches, "", 0): no scratch), or None (not recorded, not replayable, or to be waited for one by one)."""
+        steps = self._steps.get(_key(fn, tensors))
+        if not steps:
+            return None
+        made = [step.fast() for step in steps]
+        return None if None in made else (made, "", 0)
+
     def cache_clear(self) -> None:
         with self._lock:
             self._steps.clear()
+        forget_all()

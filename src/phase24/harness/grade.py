@@ -26,6 +26,21 @@ INTERPRETER = ("Triton's interpreter runs the Triton kernels on this CPU (the la
 LOGS = REPO / "out" / "check"
 
 
+def learner_file(args) -> None:
+    """SystemExit with one line if ``--file`` is given beside ``--impl``, is not a file, or is
+    neither a .cu nor a .py file."""
+    if not args.file:
+        return
+    if args.impl:
+        raise SystemExit("--impl and --file do not go together: --file takes your file, "
+                         "--impl the lab's implementations")
+    path = Path(args.file)
+    if not path.is_file():
+        raise SystemExit(f"no such file: {args.file}")
+    if path.suffix not in (".cu", ".py"):
+        raise SystemExit(f"{args.file}: expected a .cu (CUDA C) or a .py (Triton) file")
+
+
 def known(op: Op, names: list[str] | None) -> list[str]:
     """The implementations named (all by default); SystemExit naming any that is not one."""
     every = op.implementations()
@@ -153,13 +168,7 @@ def check(op: Op, args) -> int:
             "device": "cuda" if gpu else "cpu", "case": args.case}
     if args.file:
         path = Path(args.file)
-        if not path.is_file():
-            out(f"no such file: {args.file}")
-            return 1
-        if path.suffix not in (".cu", ".py"):
-            out(f"{args.file}: expected a .cu (CUDA C) or a .py (Triton) file")
-            return 1
-        if path.suffix == ".cu" and not gpu:
+        if not gpu and path.suffix == ".cu":
             return op.compile_only(path)
         spec["file"] = str(path.resolve())
         out(f"{path.name}: its code runs in a worker process, with your rights.")

@@ -14,6 +14,9 @@ exit status alone cannot say it, since the checked code can exit with any status
 (importing the learner's file, compiling it) has its own limit, ``load_timeout``. A SIGTERM,
 SIGHUP or SIGINT to the grader ends its worker (a process group of its own) before the grader
 exits, so a hung worker is never left behind.
+
+``bench OP --file F`` times the file in the same kind of worker (a spec with "shapes"):
+harness/timefile.py is both its sides.
 """
 
 from __future__ import annotations
@@ -88,6 +91,10 @@ def worker(spec: dict, start: int) -> int:
     except Exception as err:  # the file's own error, or nvcc's: said, not a traceback
         send(fatal=f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err))
         return 0
+    if "shapes" in spec:  # `bench OP --file F`: time it, as the benchmark times the lab's own
+        from phase24.harness.timefile import work
+
+        return work(op, subjects, dtypes, spec, send)
     todo = jobs(op, list(subjects), dtypes, spec["device"], spec["seed"], spec.get("big", False),
                 spec.get("case"))
     send(ready=[[j.impl, j.dtype, j.case.name] for j in todo], notes=notes)
@@ -102,16 +109,16 @@ def worker(spec: dict, start: int) -> int:
 
 # ---- the parent ---------------------------------------------------------------------------------
 
-def _died(rc: int, tail: deque) -> str:
+def died(rc: int, tail: deque, during: str = "during this case") -> str:
     said = next((line.strip()[:100] for line in reversed(tail) if line.strip()), "")
     if rc < 0:
         name = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else -rc
         return f"crashed ({name}{': ' + said if said else ''}): most likely a read or write " \
             "outside the tensors"
-    return f"the process exited with status {rc} during this case" + (f" ({said})" if said else "")
+    return f"the process exited with status {rc} {during}" + (f" ({said})" if said else "")
 
 
-def _end_worker_on_signals(proc) -> dict:
+def end_worker_on_signals(proc) -> dict:
     """Make SIGTERM, SIGHUP and SIGINT end ``proc``'s process group, then the grader, with one
     line; return the handlers they replace (the main thread only: elsewhere, none)."""
     if threading.current_thread() is not threading.main_thread():
@@ -128,6 +135,46 @@ def _end_worker_on_signals(proc) -> dict:
     return {sig: signal.signal(sig, end) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
 
 
+def start_worker(spec: dict, start: int = 0):
+    """``python -m phase24.harness.isolate SPEC START`` in a process group of its own: (process,
+    a queue of its protocol's messages, None at its end; the last lines of its stderr, which is
+    echoed; the reader threads)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", LIBC_FATAL_STDERR_="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "phase24.harness.isolate", json.dumps(spec), str(start)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True)
+    lines: queue.Queue = queue.Queue()
+    tail: deque = deque(maxlen=20)
+
+    def read_protocol():
+        for line in proc.stdout:
+            try:
+                lines.put(json.loads(line))
+            except ValueError:  # a line cut short by the worker's death
+                pass
+        lines.put(None)
+
+    def echo_stderr():
+        for line in proc.stderr:
+            tail.append(line)
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (read_protocol, echo_stderr)]
+    for t in readers:
+        t.start()
+    return proc, lines, tail, readers
+
+
+def stop_worker(proc, readers) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for t in readers:
+        t.join(timeout=5)
+
+
 class Run:
     """One check run across as many workers as faults and hangs make necessary."""
 
@@ -137,40 +184,7 @@ class Run:
         self.lost = False  # the worker said its CUDA context is lost
 
     def _start(self, start: int):
-        env = dict(os.environ, PYTHONUNBUFFERED="1", LIBC_FATAL_STDERR_="1")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "phase24.harness.isolate", json.dumps(self.spec), str(start)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-            start_new_session=True)
-        lines: queue.Queue = queue.Queue()
-        tail: deque = deque(maxlen=20)
-
-        def read_protocol():
-            for line in proc.stdout:
-                try:
-                    lines.put(json.loads(line))
-                except ValueError:  # a line cut short by the worker's death
-                    pass
-            lines.put(None)
-
-        def echo_stderr():
-            for line in proc.stderr:
-                tail.append(line)
-                sys.stderr.write(line)
-                sys.stderr.flush()
-
-        readers = [threading.Thread(target=f, daemon=True) for f in (read_protocol, echo_stderr)]
-        for t in readers:
-            t.start()
-        return proc, lines, tail, readers
-
-    @staticmethod
-    def _stop(proc, readers):
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        for t in readers:
-            t.join(timeout=5)
+        return start_worker(self.spec, start)
 
     def run(self, on_ready, on_verdict, on_note) -> None:
         """Call on_note(text, failed) for each note of the loader and on_ready(jobs) once, then
@@ -178,11 +192,11 @@ class Run:
         k, timeouts = 0, {}
         while self.jobs is None or k < len(self.jobs):
             proc, lines, tail, readers = self._start(k)
-            previous = _end_worker_on_signals(proc)
+            previous = end_worker_on_signals(proc)
             try:
                 k = self._follow(proc, lines, tail, k, timeouts, on_ready, on_verdict, on_note)
             finally:
-                self._stop(proc, readers)
+                stop_worker(proc, readers)
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
 
@@ -199,9 +213,9 @@ class Run:
             if msg is None:  # the worker ended
                 rc = proc.wait()
                 if self.jobs is None:
-                    raise LoadError(_died(rc, tail))
+                    raise LoadError(died(rc, tail, "while loading the file"))
                 if not self.lost and k < len(self.jobs):  # it died on case k
-                    on_verdict(k, self._verdict(k, _died(rc, tail)))
+                    on_verdict(k, self._verdict(k, died(rc, tail)))
                     k += 1
                 self.lost = False
                 return k

@@ -14,6 +14,7 @@ from typing import Callable
 
 import torch
 
+from phase24.bridge.fastcall import FastCalls
 from phase24.core.dtypes import SUPPORTED
 from phase24.core.op import OpArgumentError
 
@@ -95,33 +96,49 @@ def rows_view(x: torch.Tensor) -> torch.Tensor:
     return x2d
 
 
-def run_rows(kernel: RowKernel, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+def run_rows(kernel: RowKernel, x: torch.Tensor, out: torch.Tensor | None = None,
+             learn: Callable | None = None) -> torch.Tensor:
     """Apply a row kernel over the last dimension of ``x``, for any leading shape and strides,
-    into ``out`` (checked by the caller) or a new tensor."""
+    into ``out`` (checked by the caller) or a new tensor; then ``learn(x2d, out2d)``, if given."""
     if out is None:
         out = torch.empty_like(x) if x.is_contiguous() else \
             torch.empty_like(x, memory_format=torch.contiguous_format)
     if out.numel() == 0:
         return out
-    kernel(rows_view(x), out if out.dim() == 2 else out.view(-1, x.shape[-1]))
+    x2d, out2d = rows_view(x), out if out.dim() == 2 else out.view(-1, x.shape[-1])
+    kernel(x2d, out2d)
+    if learn is not None:
+        learn(x2d, out2d)
     return out
 
 
-def entry(name: str, rows: RowKernel, *, allow_cpu: bool = False, cpu_hint: str = "") -> Softmax:
+def entry(name: str, rows: RowKernel, *, allow_cpu: bool = False, cpu_hint: str = "",
+          launches: Callable | None = None) -> Softmax:
     """The registry's ``softmax(x, out=None)`` for a row kernel: the argument checks, the output,
     then the kernel, under x's GPU when it is not the current one (a launcher reads the current
-    device's SMs and tuned table)."""
+    device's SMs and tuned table).
+
+    ``launches(x2d, out2d)``, where given, says what the row kernel launched for that key (see
+    bridge/fastcall.py): a later call with the same key is then made from C++, checks, output
+    and launches, and returns before any of the Python below."""
     current = torch._C._cuda_getDevice if torch.cuda.is_available() else (lambda: 0)
+    fast = FastCalls(MAX_ROW)
+    learn = None if launches is None else (
+        lambda x2d, out2d: fast.learn(x2d, out2d, launches) if x2d.is_cuda else None)
 
     def softmax(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        y = fast.call(x, out)
+        if y is not None:
+            return y
         check_input(x, name, allow_cpu=allow_cpu, cpu_hint=cpu_hint)
         if out is not None:
             check_out(out, x, name)
         if x.is_cuda and x.get_device() != current():
             with torch.cuda.device(x.device):
-                return run_rows(rows, x, out)
-        return run_rows(rows, x, out)
+                return run_rows(rows, x, out, learn)
+        return run_rows(rows, x, out, learn)
 
     softmax.__name__ = f"softmax_{name.replace('-', '_').replace(':', '_').replace('.', '_')}"
     softmax.__doc__ = f"Softmax over the last dimension with {name}."
+    softmax.fast = fast
     return softmax

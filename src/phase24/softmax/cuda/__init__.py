@@ -10,6 +10,7 @@ each shape) to ``softmax(x, out=None)``; ``RUNGS`` maps the same names to their 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import torch
@@ -44,7 +45,8 @@ def _replayed(rows):
     return replayed
 
 
-IMPLEMENTATIONS = {name: entry(name, _replayed(rows)) for name, rows in RUNGS.items()}
+IMPLEMENTATIONS = {name: entry(name, _replayed(rows), launches=functools.partial(replays.launches, rows))
+                   for name, rows in RUNGS.items()}
 
 
 def which(x: torch.Tensor, name: str = "cuda") -> str:

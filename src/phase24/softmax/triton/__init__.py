@@ -25,6 +25,7 @@ they run the rung they fall back to.)
 
 from __future__ import annotations
 
+import functools
 import os
 
 import torch
@@ -42,7 +43,9 @@ RUNGS = {"triton-naive": v0_naive, "triton-v1": v1_rows, "triton-v2": v2_split,
 INTERPRETED = common.INTERPRETED
 CPU_HINT = (" (without a GPU, Triton's interpreter runs CPU tensors; it is chosen when triton is "
             "first imported, with TRITON_INTERPRET=1, which the lab sets where no GPU is found)")
-IMPLEMENTATIONS = {name: entry(name, rung.softmax_rows, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT)
+IMPLEMENTATIONS = {name: entry(name, rung.softmax_rows, allow_cpu=INTERPRETED, cpu_hint=CPU_HINT,
+                         launches=None if INTERPRETED else functools.partial(common.fast_launches,
+                                                                             rung.decide))
                    for name, rung in RUNGS.items()}
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import struct
 import threading
 import warnings
 
@@ -23,6 +24,9 @@ import torch
 import triton
 import triton.language as tl
 from triton import knobs
+
+from phase24.bridge.driver_launch import current_context
+from phase24.bridge.fastcall import forget_all
 
 LOG2E = tl.constexpr(1.4426950408889634)  # exp(v) = exp2(v * log2(e))
 DEADLINE_NS = 10**10  # a wait longer than this is a bug: the kernel stops with an error (v3-v5)
@@ -128,8 +132,10 @@ def decided(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config=None)
 
 
 def forget() -> None:
-    """Drop every decision (after a test changed what a rung reads: SMs, the tuned table)."""
+    """Drop every decision (after a test changed what a rung reads: SMs, the tuned table), and
+    the calls made from C++ after them."""
     _DECIDED.clear()
+    forget_all()
 
 
 def launch_rows(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config=None) -> None:
@@ -163,6 +169,50 @@ def replay_args(launch: Launch, tensors: int) -> tuple:
     in the kernel's order (num_warps and the other launch options are no parameters)."""
     names = launch.kernel.arg_names[tensors + len(launch.args):]
     return (*launch.args, *(launch.meta[name] for name in names))
+
+
+# How fast_launches packs a scalar parameter of each Triton type (the launcher's C types).
+_PACK = {"i1": "<b", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "u1": "<B", "u8": "<B",
+         "u16": "<H", "u32": "<I", "u64": "<Q", "fp32": "<f", "f32": "<f"}
+
+
+def fast_launches(decide: Callable, x2d: torch.Tensor, out: torch.Tensor) -> list | None:
+    """The launches decided for x2d's key as bridge/fastcall.py makes them from C++, or None
+    where they need what only Triton's own launcher does (clusters, its scratch, launch hooks):
+    (launches, the plan's scratch, its int64 words).
+    The parameters are those Triton 3.6's launcher passes (driver.py, make_launcher): each
+    parameter of the signature that is not a constexpr, then the global and profile scratch
+    pointers (null: both sizes are 0 here)."""
+    d = _DECIDED.get(key(decide, x2d, out, None))
+    enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+    if d is None or not d.replay or getattr(enter, "calls", enter) \
+            or getattr(leave, "calls", leave):
+        return None
+    made = []
+    for compiled, grid, args in d.replay:
+        meta = compiled.metadata
+        if getattr(meta, "num_ctas", 1) != 1 or meta.launch_pdl or meta.global_scratch_size \
+                or meta.profile_scratch_size:
+            return None
+        params = []
+        tensors = 3 if d.plan.scratch else 2
+        for i, (ty, value) in enumerate(zip(compiled.src.signature.values(),
+                                             (*range(tensors), *args), strict=True)):
+            if ty == "constexpr":
+                continue
+            if i < tensors and ty.startswith("*"):
+                params.append((i, 0))
+            elif ty in _PACK:
+                params.append((-1, int.from_bytes(struct.pack(_PACK[ty], value).ljust(8, b"\0"),
+                                                  "little")))
+            else:
+                return None
+        params += [(-1, 0), (-1, 0)]
+        made.append((compiled.name, compiled.function, current_context(), grid,
+                     32 * meta.num_warps, meta.shared, bool(meta.launch_cooperative_grid), params,
+                     compiled))
+    words = HEAD + d.plan.words if d.plan.scratch == "exchange" else d.plan.words
+    return made, d.plan.scratch, words
 
 
 # Triton versions whose JITFunction.run launches as launch_compiled does (tests/test_triton_ladder.py

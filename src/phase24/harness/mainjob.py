@@ -1,0 +1,84 @@
+"""`phase24 run`, the main job: everything this machine can do, step by step. On a GPU lab 00,
+the checks and the benchmark; without one, the toolchain report, the kernel builds, the Triton
+checks in the interpreter and the last recorded H200 results; on both, the MiniGPT parity report.
+A step that fails or crashes is its verdict; the others still run."""
+
+from __future__ import annotations
+
+import time
+
+from phase24.core.layout import Columns, out, say
+from phase24.harness.check import short_error
+
+
+def steps(gpu: bool) -> list[tuple[str, list[str]]]:
+    todo = [("doctor", ["doctor", "--no-ncu"])]
+    if gpu:
+        todo += [("hello (lab 00)", ["hello"])] + _build_for_this_gpu() + [
+                 ("check softmax (torch, cuda, triton)",
+                  ["check", "softmax", "--impl", "torch", "cuda", "triton"]),
+                 ("bench softmax (torch, cuda, triton)",
+                  ["bench", "softmax", "--impl", "torch", "cuda", "triton"])]
+    else:
+        todo += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"]),
+                 ("check softmax (Triton's interpreter)", ["check", "softmax"]),
+                 ("recorded H200 results", ["results", "softmax"])]
+    return todo + [("MiniGPT parity report (NumPy vs PyTorch, float64)", ["minigpt", "parity"])]
+
+
+def _build_for_this_gpu() -> list[tuple[str, list[str]]]:
+    """The build step for this GPU's own target, all files at once (else the checks would
+    compile them one by one, silently); none where it runs the portable PTX or no kernel."""
+    import torch
+
+    from phase24.bridge.nvcc import ARCHS, UnsupportedGpuError, target_for
+
+    if not torch.cuda.is_available():  # asked for a GPU's steps where there is none
+        return [("build every kernel", ["build"])]
+    try:
+        target = target_for(torch.cuda.get_device_capability())
+    except UnsupportedGpuError:
+        return []  # the check says so for each CUDA rung; torch and Triton still run
+    return [(f"build every kernel ({target})", ["build", "--arch", target])] \
+        if target in ARCHS else []
+
+
+def _duration(s: float) -> str:
+    return f"{s:.1f} s" if s < 60 else f"{int(s // 60)} min {int(s % 60):02d} s"
+
+
+def run(parser, gpu: bool) -> int:
+    """Every step of ``steps(gpu)``, each a command of ``parser``, then a table of every step's
+    verdict and time."""
+    skipped = "" if gpu else ("no GPU here: skipped lab 00's run, the CUDA checks, the benchmark "
+                              "and the profiles")
+    if skipped:
+        say(skipped[0].upper() + skipped[1:] + " (the recorded H200 results are shown).")
+    done = []
+    for title, argv in steps(gpu):
+        out(f"\n=== {title}: python -m phase24 {' '.join(argv)}")
+        t0 = time.monotonic()
+        try:
+            step = parser.parse_args(argv)
+            rc = step.fn(step) or 0
+            verdict = "passed" if rc == 0 else f"FAILED (exit {rc})"
+        except Exception as err:  # a step that crashes is its verdict; the others still run
+            verdict = f"FAILED: {short_error(err)}"
+        done.append((title, verdict, _duration(time.monotonic() - t0)))
+        out(f"=== {title}: {verdict}")
+    out(f"\n=== summary of the main job ({'on ' + _gpu_name() if gpu else 'no GPU here'})")
+    cols = Columns(["step", "verdict", "time"], [max(len(t) for t, _, _ in done), 7, 10],
+                   right={"time"})
+    cols.header()
+    for title, verdict, took in done:
+        cols.row([title, verdict, took])
+    failed = sum(v != "passed" for _, v, _ in done)
+    say(f"{len(done) - failed} of {len(done)} steps passed" + (f", {failed} failed" if failed else "")
+        + (f"; {skipped}" if skipped else ""))
+    return 1 if failed else 0
+
+
+def _gpu_name() -> str:
+    import torch
+
+    return torch.cuda.get_device_name()

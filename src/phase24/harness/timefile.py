@@ -1,0 +1,151 @@
+"""`bench OP --file F`: a learner's kernel timed as the benchmark times the lab's own.
+
+The file is checked first, by the same run as `check OP --file F`; one that does not pass is not
+timed. Then a worker process (harness/isolate.py, as for the checks: the file's code never runs
+in this process) loads it again and runs the benchmark's own loop (harness/bench.run_bench) on
+the operation's shapes or those asked: the baseline (torch) and the file on each shape, each
+output checked on a few rows against float64 before and after it is timed, and a copy of the same
+bytes; each gets the benchmark's times (core/timing.py: ``us`` with L2 flushed, ``gpu_us`` from a
+CUDA graph, ``loop_us`` of back-to-back calls). This process prints them, appends the run to the
+learner's history (harness/history.py) and prints the best so far.
+
+A Triton file's calls run under the checker's guard (core/guard.py) while they are timed too, so
+that the times are those of its own kernels; the guard's host work counts in its ``loop_us``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import queue
+from pathlib import Path
+
+from phase24.core.layout import Columns, out, say
+from phase24.core.op import Op
+
+
+def bench_file(op: Op, args, shapes: list[tuple]) -> int:
+    """Check the file, then time it; the command's exit status."""
+    import torch
+
+    from phase24.harness import history
+    from phase24.harness.grade import check
+    from phase24.harness.isolate import LoadError
+
+    path = Path(args.file)
+    if not torch.cuda.is_available():
+        out(f"timing {path.name} needs an NVIDIA GPU, and there is none here (`check "
+            f"{op.name} --file` checks it here)")
+        return 1
+    out(f"=== check {op.name} --file {args.file}: the file is timed only if it passes")
+    checked = argparse.Namespace(file=args.file, impl=None, dtype=args.dtype, seed=None,
+                                 big=False, case=None, timeout=args.timeout,
+                                 load_timeout=args.load_timeout)
+    if check(op, checked) != 0:
+        say(f"{path.name} does not pass check: it is not timed (the failures are above)")
+        return 1
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    spec = {"op": op.name, "file": str(path.resolve()), "dtypes": args.dtype, "device": "cuda",
+            "shapes": [list(s) for s in shapes], "seed": 0}
+    out(f"\n=== timing {path.name} beside torch and a copy of the same bytes, in a worker process")
+    try:
+        result = _time_in_worker(spec, args.timeout, args.load_timeout)
+    except LoadError as err:
+        say(f"FAIL: {err}")
+        return 1
+    show(op, result, path.name)
+    if not any(r["impl"] == path.name for r in result["records"]):
+        say(f"FAIL: no shape was timed: {path.name} refused every one")
+        return 1
+    line = history.entry(op, result, path.name, path.resolve(), digest)
+    where = history.path_for(op)
+    history.append(where, line)
+    history.show_best(op, where, line)
+    for f in result["failures"]:
+        say(f"FAIL: wrong output while timed: {f}")
+    return 1 if result["failures"] else 0
+
+
+def _time_in_worker(spec: dict, timeout: float, load_timeout: float) -> dict:
+    """The benchmark's result from a worker; LoadError with one line if it cannot give one."""
+    from phase24.harness.isolate import (LoadError, died, end_worker_on_signals, start_worker,
+                                         stop_worker)
+
+    proc, lines, tail, readers = start_worker(spec)
+    previous = end_worker_on_signals(proc)
+    limit, loading = load_timeout, True
+    try:
+        while True:
+            try:
+                msg = lines.get(timeout=limit)
+            except queue.Empty:
+                raise LoadError(f"{'loading' if loading else 'a shape'} took longer than "
+                                f"{limit:g} s ({'--load-timeout' if loading else '--timeout'}): "
+                                "stopped") from None
+            if msg is None:
+                raise LoadError(died(proc.wait(), tail, "while loading the file" if loading
+                                     else "while timing"))
+            if "fatal" in msg:
+                raise LoadError(msg["fatal"])
+            if "loaded" in msg:
+                limit, loading = timeout, False
+            elif "line" in msg:
+                out(msg["line"])
+            elif "result" in msg:
+                return msg["result"]
+    finally:
+        stop_worker(proc, readers)
+        import signal
+
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def work(op: Op, subjects: dict, dtypes: list[str], spec: dict, send) -> int:
+    """The worker's side: time the loaded file, saying a line per shape, then the result."""
+    from phase24.harness.bench import run_bench
+    from phase24.harness.check import short_error
+
+    send(loaded=True)
+    try:
+        result = run_bench(op, subjects, dtypes, [tuple(s) for s in spec["shapes"]], peers={},
+                           on_shape=lambda line: send(line=line))
+    except Exception as err:  # the file's crash while timed: its message, not a traceback
+        send(fatal=f"timing failed: {short_error(err)}")
+        return 0
+    send(result=result)
+    return 0
+
+
+def _us(v) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def show(op: Op, result: dict, name: str) -> None:
+    """The file's times beside the baseline's and the copy's, a row per dtype and shape."""
+    base = result["baseline"]
+    say(f"{name} on {result['gpu']}: us is the GPU's time with L2 flushed (the benchmark's "
+        "headline), gpu_us from a CUDA graph (L2 warm), loop_us a caller's time per call of "
+        f"back-to-back calls (core/timing.py); beside {base} and a copy of the same bytes:")
+
+    def key(r):
+        return (r["dtype"], "x".join(str(r[f]) for f in op.shape_fields))
+
+    recs = {(r["impl"], *key(r)): r for r in result["records"]}
+    copies = {key(c): c for c in result["copy_same_size"]}
+    cols = Columns(["dtype", "shape", "us", "gpu_us", "loop_us", f"{base} us", "copy us",
+                    f"vs {base}", "% copy"], [8, 11, 8, 8, 8, 8, 8, 8, 6],
+                   right={"us", "gpu_us", "loop_us", f"{base} us", "copy us", f"vs {base}",
+                          "% copy"})
+    cols.header()
+    for k, copy in copies.items():
+        mine, theirs = recs.get((name, *k)), recs.get((base, *k))
+        if mine is None:
+            cols.row([*k, "refused", "", "", _us(theirs and theirs["us"]), _us(copy["us"])])
+            continue
+        cols.row([*k, _us(mine["us"]), _us(mine["gpu_us"]), _us(mine["loop_us"]),
+                  _us(theirs and theirs["us"]), _us(copy["us"]),
+                  f"{theirs['us'] / mine['us']:.2f}x" if theirs else "-",
+                  f"{mine['pct_copy']:.0f}%"])
+    for line in result["refused"]:
+        say(f"refused: {line}")

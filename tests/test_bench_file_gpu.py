@@ -1,0 +1,71 @@
+"""`bench OP --file F` on a GPU: a solved starter is checked, then timed as the benchmark times the
+lab's own (us, gpu_us, loop_us) beside torch and a copy of the same bytes, and each run goes to
+the history, which prints the best so far; a file that fails its check is not timed."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ROOT / "tests" / "learner_files"
+SHAPES = ("4096x4096", "64x32768")
+pytestmark = pytest.mark.gpu
+
+SOLVED = """    m = tl.max(x, axis=0)
+    e = tl.exp(x - m)
+    y = e / tl.sum(e, axis=0)
+"""
+
+
+def solved_starter(folder: Path) -> Path:
+    """labs/starters/my_softmax.py with its TODO done."""
+    text = (ROOT / "labs" / "starters" / "my_softmax.py").read_text()
+    assert "    y = x\n" in text
+    path = folder / "my_softmax.py"
+    path.write_text(text.replace("    y = x\n", SOLVED))
+    return path
+
+
+def bench(path: Path, history: Path) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-m", "phase24", "bench", "softmax", "--file",
+                           str(path), "--dtype", "float32", "--shapes", ",".join(SHAPES)],
+                          capture_output=True, text=True, timeout=1800, cwd=ROOT,
+                          env={**__import__("os").environ, "PHASE24_HISTORY": str(history)})
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out
+    return proc.returncode, out
+
+
+@pytest.mark.parametrize("which", ["solved starter (.py)", "good.cu"])
+def test_a_solved_file_is_timed_beside_torch_and_the_copy(tmp_path, which):
+    path = solved_starter(tmp_path) if which.endswith("(.py)") else FILES / "good.cu"
+    history = tmp_path / "history"
+    rc, out = bench(path, history)
+    assert rc == 0, out
+    print(out)  # the times, in the GPU session's log
+    assert "passed, 0 failed" in out  # the check ran first
+    head = next(line for line in out.splitlines() if line.startswith("dtype "))
+    assert head.split() == ["dtype", "shape", "us", "gpu_us", "loop_us", "torch", "us", "copy",
+                            "us", "vs", "torch", "%", "copy"], head
+    for shape in SHAPES:
+        row = next(line for line in out.splitlines() if line.startswith(f"float32   {shape}"))
+        cells = row.split()[2:]
+        assert len(cells) == 7 and all(re.fullmatch(r"[\d.]+x?%?", c) for c in cells), row
+        assert float(cells[0]) > 0 and float(cells[3]) > 0 and float(cells[4]) > 0, row
+    lines = (history / "softmax.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["ok"] and "your best so far" in out
+    rc, out = bench(path, history)  # a second run: appended, and compared with the first
+    assert rc == 0 and len((history / "softmax.jsonl").read_text().splitlines()) == 2, out
+    assert "2 run(s) with right outputs" in out, out
+
+
+def test_a_file_that_fails_its_check_is_not_timed(tmp_path):
+    rc, out = bench(FILES / "calls_torch.py", tmp_path / "history")
+    assert rc == 1 and "does not pass check: it is not timed" in out, out
+    assert not (tmp_path / "history").exists()
