@@ -201,6 +201,8 @@ def expected(cmd: Command, gpu: bool) -> tuple[int, list[str]]:
         return 1, ["FAIL before step 1"]  # the port starter fails by design until it is written
     if a[0] == "minigpt" and a[1] == "parity":
         return 0, ["PASS: your MLP and cross_entropy match" if file else "overall: PASS"]
+    if not gpu and a[0] == "minigpt" and needs_gpu(cmd) == "--device cuda":
+        return 2, ["--device cuda: this machine has no CUDA GPU"]  # one line: use --device cpu
     if not gpu and a[0] in ("hello", "bench", "profile"):
         return 0, ["No GPU here"]
     if a[0] == "check":

@@ -7,6 +7,7 @@ Keys: every parameter under its state_dict name; AdamW state as `opt.t`, `opt.m.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -28,15 +29,27 @@ def save(path, cfg: GPTConfig, params: dict, tc: TrainConfig | None = None, opt_
     return path
 
 
+class CheckpointError(ValueError):
+    """The file is missing or is not a checkpoint of this format; the message is one line."""
+
+
 def load(path):
     """Returns (cfg, params, train config, optimizer state or {}, meta)."""
-    with np.load(path, allow_pickle=False) as z:
-        cfg = GPTConfig.from_json(str(z["__config__"]))
-        tc = TrainConfig.from_json(str(z["__train__"]))
-        meta = json.loads(str(z["__meta__"]))
-        params, opt = {}, {}
-        for k in z.files:
-            if k.startswith("__"):
-                continue
-            (opt if k.startswith("opt.") else params)[k] = z[k]
+    if not Path(path).is_file():
+        raise CheckpointError(f"{path}: no such file")
+    if not zipfile.is_zipfile(path):
+        raise CheckpointError(f"{path}: not a MiniGPT checkpoint (not an .npz archive)")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            cfg = GPTConfig.from_json(str(z["__config__"]))
+            tc = TrainConfig.from_json(str(z["__train__"]))
+            meta = json.loads(str(z["__meta__"]))
+            params, opt = {}, {}
+            for k in z.files:
+                if k.startswith("__"):
+                    continue
+                (opt if k.startswith("opt.") else params)[k] = z[k]
+    except Exception as err:  # a file of another kind: say so in one line, whatever numpy raised
+        why = str(err).splitlines()[0][:100] if str(err) else type(err).__name__
+        raise CheckpointError(f"{path}: not a MiniGPT checkpoint ({why})") from None
     return cfg, params, tc, opt, meta

@@ -5,8 +5,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from pathlib import Path
 
 from .config import PRESETS, TINY, TINY_TRAIN, TrainConfig
+
+BACKENDS = ("numpy-cpu", "torch-cpu", "torch-cuda")
+
+
+class InputError(Exception):
+    """A mistake in the command's input; the message is the one line the command prints."""
 
 
 def _model_args(p: argparse.ArgumentParser, preset: str) -> None:
@@ -19,7 +26,10 @@ def _model_args(p: argparse.ArgumentParser, preset: str) -> None:
 def _configs(a):
     cfg = PRESETS[a.preset]
     over = {k: getattr(a, k) for k in ("n_layer", "n_head", "n_embd", "block_size") if getattr(a, k, None)}
-    cfg = dataclasses.replace(cfg, **over)
+    try:
+        cfg = dataclasses.replace(cfg, **over)
+    except ValueError as err:
+        raise InputError(str(err)) from None
     tc = TINY_TRAIN if a.preset == "tiny" else TrainConfig()
     if getattr(a, "batch_size", None):
         tc = dataclasses.replace(tc, batch_size=a.batch_size)
@@ -51,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     _model_args(t, "small")
 
     s = sub.add_parser("sample", help="generate text from a checkpoint")
-    s.add_argument("--ckpt", required=True)
+    s.add_argument("--ckpt", help="a checkpoint written by `minigpt train` (required)")
     s.add_argument("--impl", choices=["numpy", "torch"], default="numpy")
     s.add_argument("--device", default="cpu")
     s.add_argument("--prompt", default="The GPU ")
@@ -72,7 +82,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     sp.add_argument("--dtype", choices=["float64", "float32"], default="float32")
     sp.add_argument("--steps", type=int, default=20, help="timed steps on the CPU")
     sp.add_argument("--gpu-steps", type=int, default=200, help="timed steps on the GPU")
-    sp.add_argument("--backends", default="numpy-cpu,torch-cpu,torch-cuda")
+    sp.add_argument("--backends", default=",".join(BACKENDS))
     sp.add_argument("--json", help="write the figures to this JSON file")
     sp.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     _model_args(sp, "small")
@@ -91,8 +101,78 @@ def _with_defaults(args):
     return full
 
 
+def check_device(device: str, impl: str = "torch") -> None:
+    """InputError, in words, for a device this command cannot use on this machine."""
+    if impl == "numpy":
+        if device != "cpu":
+            raise InputError(f"--device {device}: the NumPy model runs on the CPU only "
+                             "(--impl torch runs on a GPU)")
+        return
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise InputError(f"--device {device}: not a device (cpu, cuda or cuda:N)") from None
+    if dev.type == "cpu":
+        return
+    if dev.type != "cuda":
+        raise InputError(f"--device {device}: the lab runs on cpu or cuda")
+    if not torch.cuda.is_available():
+        build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+        raise InputError(f"--device {device}: this machine has no CUDA GPU that torch can use "
+                         f"(torch {torch.__version__}, {build}); run with --device cpu")
+    if dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise InputError(f"--device {device}: this machine has {torch.cuda.device_count()} GPU(s), "
+                         "numbered from 0")
+
+
+def _check_inputs(args) -> None:
+    cmd = args.minigpt_command
+    if cmd == "sample" and not args.ckpt:
+        raise InputError("--ckpt FILE is required: a checkpoint that `minigpt train` wrote "
+                         "(by default out/minigpt/numpy.npz or out/minigpt/torch.npz)")
+    for opt in ("ckpt", "init", "corpus"):  # --file: the grader says it, as check does
+        value = getattr(args, opt, None)
+        if value and not Path(value).is_file():
+            made = " (`minigpt train --out FILE` writes one)" if opt in ("ckpt", "init") else ""
+            raise InputError(f"--{opt} {value}: no such file{made}")
+    if cmd in ("train", "sample"):
+        check_device(args.device, args.impl)
+    for name in ("steps", "num_bytes", "exact_steps", "batch_size", "n_layer", "n_head",
+                 "n_embd", "block_size"):
+        value = getattr(args, name, None)
+        if value is not None and (value < 0 or (value == 0 and name not in ("steps", "num_bytes",
+                                                                               "exact_steps"))):
+            raise InputError(f"--{name.replace('_', '-')} {value}: must be "
+                             f"{'>= 0' if name in ('steps', 'num_bytes', 'exact_steps') else '>= 1'}")
+    if cmd == "speed":
+        bad = [b for b in args.backends.split(",") if b not in BACKENDS]
+        if bad:
+            raise InputError(f"--backends: {', '.join(bad)} is not one of {', '.join(BACKENDS)}")
+
+
 def run(args) -> int:
+    """The command; a mistake in its input is one line on stderr and exit status 2."""
     args = _with_defaults(args)
+    try:
+        _check_inputs(args)
+        return _run(args)
+    except InputError as err:
+        print(f"minigpt {args.minigpt_command}: {err}", file=sys.stderr, flush=True)
+        return 2
+
+
+def _run(args) -> int:
+    from .checkpoint import CheckpointError
+
+    try:
+        return _command(args)
+    except CheckpointError as err:
+        raise InputError(str(err)) from None
+
+
+def _command(args) -> int:
     cmd = args.minigpt_command
     if cmd == "train":
         from .train import train
