@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")"
 py=$(bash scripts/setup.sh)
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export PATH="$(dirname "$py"):$PATH"  # .venv/bin: its nvcc, where set-up installed NVIDIA's wheels
 exec "$py" -m pytest "$@"

@@ -1,20 +1,56 @@
 #!/usr/bin/env bash
-# Set up the Python environment of this repository, idempotently, and print the python to use.
-# Every machine gets a virtual environment .venv; after this script, the pages' commands run in
-# a shell where it is active:  source .venv/bin/activate  (once per shell).
+# Set up the Python environment of this repository, idempotently, and print the python to use
+# (the only line on stdout; everything else goes to stderr). Every machine gets a virtual
+# environment .venv; after this script, the pages' commands run in a shell where it is active:
+#   source .venv/bin/activate   (once per shell)
 #
 # * On a machine whose python3 already has torch with CUDA and triton (the H200 image, which has
 #   no network), nothing is installed: .venv is made over that python3, seeing its packages,
 #   with this repository's src/ on its path (a .pth file).
-# * Elsewhere .venv gets the CPU wheel of torch 2.13.0, installed FIRST (a bare `torch`
-#   requirement would pull a multi-GB CUDA build), then this package in editable mode with its
-#   dev and docs extras; then the course site's MathJax and Mermaid are unpacked from their npm
-#   packages into docs/assets/vendor/ (scripts/site_assets.sh).
+# * On Linux elsewhere, .venv gets, in this order:
+#   1. the CPU build of torch, asked for by its local version (torch==2.13.0+cpu), from a wheel
+#      on this machine's disk where pip's find-links has one, else from PyTorch's own CPU wheel
+#      index. A bare torch requirement would get PyPI's CUDA build (gigabytes, and a Triton of its
+#      own that conflicts with the lab's pin); the CPU build requires no Triton.
+#   2. this package in editable mode with its dev and docs extras: triton==3.6.0 (the GPU
+#      image's; its interpreter runs the Triton kernels on a CPU), numpy, rich, matplotlib,
+#      pytest, mkdocs.
+#   3. where no nvcc is found, NVIDIA's nvcc from its Python wheels (nvidia-cuda-nvcc and the
+#      headers, libraries and cicc it needs), behind a .venv/bin/nvcc wrapper: the kernels then
+#      compile, with ptxas's reports, on any Linux machine. Where that cannot be installed, the
+#      lab runs without it and says what it skips.
+#   It says what it installs and how big before it starts, and a line at least every 15 s.
+# * On macOS and Windows it says what runs there and stops (Triton has no wheels for either).
+#
+# --plan: print the install commands (nvcc's where none is found), then stop (tests/test_setup.py).
 set -euo pipefail
 root=$(cd -P "$(dirname "$0")/.." && pwd -P)
 cd "$root"
 
-if [ "${PHASE24_SYSTEM_PYTHON:-}" = 1 ] || python3 -c 'import torch, triton, torch.cuda; assert torch.cuda.is_available()' 2>/dev/null; then
+TORCH=2.13.0
+CPU_INDEX=https://download.pytorch.org/whl/cpu
+NVCC_WHEELS=("nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-nvvm==13.0.*"
+             "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-cccl==13.0.*")
+say() { echo "setup.sh: $*" >&2; }
+
+case "$(uname -s)" in
+    Darwin)
+        say "this is macOS: Triton publishes no macOS wheels and NVIDIA no nvcc for it, so the lab's"
+        say "set-up does not run here. What runs on this Mac: the MiniGPT labs (NumPy and PyTorch, CPU):"
+        say "  python3 -m venv .venv && .venv/bin/pip install torch==$TORCH numpy rich matplotlib pytest"
+        say "  PYTHONPATH=src .venv/bin/python -m phase24 minigpt parity --file labs/starters/my_port.py"
+        say "For the rest (the Triton and CUDA labs, bash run.sh, bash test.sh) use a Linux machine, or"
+        say "a Linux container here: the CPU route page of the chapter shows how."
+        exit 1 ;;
+    MINGW* | MSYS* | CYGWIN* | Windows_NT)
+        say "this is Windows: Triton publishes no Windows wheels, so the lab's set-up does not run"
+        say "here. Run it in WSL2 (wsl --install, then in the Ubuntu shell: clone the repository and"
+        say "run bash run.sh there); the CPU route page of the chapter shows the steps."
+        exit 1 ;;
+esac
+
+if [ "${1:-}" != --plan ] && { [ "${PHASE24_SYSTEM_PYTHON:-}" = 1 ] ||
+        python3 -c 'import torch, triton, torch.cuda; assert torch.cuda.is_available()' 2>/dev/null; }; then
     if ! .venv/bin/python -c 'import torch, triton, phase24' 2>/dev/null; then
         rm -rf .venv
         python3 -m venv --system-site-packages --without-pip .venv >&2
@@ -29,14 +65,109 @@ if [ "${PHASE24_SYSTEM_PYTHON:-}" = 1 ] || python3 -c 'import torch, triton, tor
     exit 0
 fi
 
+# step WHAT COMMAND...: runs it with its output in a log, a line every 15 s with the log's last
+# line (pip is otherwise silent for minutes), its time at the end; the log's tail if it fails.
+step() {
+    local what=$1 log t0=$SECONDS n=0 rc=0 pid
+    shift
+    log=$(mktemp "${TMPDIR:-/tmp}/phase24-setup.XXXXXX")
+    say "$what"
+    "$@" >"$log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 1
+        n=$((n + 1))
+        if [ $((n % 15)) = 0 ]; then
+            say "    ... $n s: $(tail -n 1 "$log" | tr -d '\r' | cut -c1-100)"
+        fi
+    done
+    wait "$pid" || rc=$?
+    if [ "$rc" != 0 ]; then
+        tail -n 25 "$log" >&2
+        say "    FAILED (exit $rc): $what"
+    else
+        say "    done in $((SECONDS - t0)) s"
+    fi
+    rm -f "$log"
+    return "$rc"
+}
+
+system_nvcc() { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; }
+
+pip=(.venv/bin/python -m pip)
 stamp=.venv/.phase24-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    python3 -m venv .venv >&2
-    .venv/bin/python -m pip install -q --upgrade pip >&2
-    .venv/bin/python -m pip install -q "torch==2.13.0" >&2
-    .venv/bin/python -m pip install -q -e ".[dev,docs]" >&2
+nvcc_stamp=.venv/.phase24-nvcc  # "installed" or why it is not; delete it to try again
+install=0
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "${1:-}" = --plan ]; then
+    install=1
+fi
+want_nvcc=0
+if ! system_nvcc && [ ! -x .venv/bin/nvcc ] && { [ ! -f "$nvcc_stamp" ] || [ "${1:-}" = --plan ]; }; then
+    want_nvcc=1
+fi
+
+if [ "$install" = 1 ] || [ "$want_nvcc" = 1 ]; then
+    if ! python3 -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
+        say "python3 is $(python3 --version 2>&1 || echo missing): the lab needs Python 3.11 or newer"
+        exit 1
+    fi
+    if [ ! -x .venv/bin/python ]; then
+        python3 -m venv .venv >&2 || { say "python3 cannot make a virtual environment: install" \
+            "its venv module (Debian, Ubuntu: sudo apt install python3-venv)"; exit 1; }
+    fi
+fi
+
+if [ "$install" = 1 ]; then
+    # The CPU build from this machine's disk when pip's find-links has it, else PyTorch's index.
+    if "${pip[@]}" install --dry-run --ignore-installed --no-index --no-deps -q "torch==$TORCH+cpu" >/dev/null 2>&1; then
+        torch_cmd=("${pip[@]}" install "torch==$TORCH+cpu")
+        torch_from="a wheel on this machine's disk"
+    else
+        torch_cmd=("${pip[@]}" install "torch==$TORCH+cpu" --extra-index-url "$CPU_INDEX")
+        torch_from="PyTorch's CPU wheel index ($CPU_INDEX)"
+    fi
+    lab_cmd=("${pip[@]}" install -e ".[dev,docs]")
+fi
+nvcc_cmd=("${pip[@]}" install --retries 1 --timeout 30 "${NVCC_WHEELS[@]}")
+
+if [ "${1:-}" = --plan ]; then
+    echo "torch: ${torch_cmd[*]}"
+    echo "lab: ${lab_cmd[*]}"
+    echo "nvcc: ${nvcc_cmd[*]}"
+    echo "nvcc needed here: $([ "$want_nvcc" = 1 ] && echo yes || echo no)"
+    exit 0
+fi
+
+if [ "$install" = 1 ]; then
+    say "installing into .venv (Python $(.venv/bin/python -c 'import platform; print(platform.python_version())')):"
+    say "  torch $TORCH, its CPU build, from $torch_from: about 190 MB to download, 750 MB on disk"
+    say "  triton 3.6.0, numpy, rich, matplotlib, pytest, mkdocs: about 260 MB, 1 GB on disk"
+    if [ "$want_nvcc" = 1 ]; then
+        say "  nvcc 13.0 from NVIDIA's Python wheels (no nvcc on this machine): about 105 MB, 270 MB on disk"
+    fi
+    say "a few minutes on a fast connection; a line at least every 15 s"
+    step "[1/3] pip itself" "${pip[@]}" install --upgrade pip ||
+        say "    (pip was not upgraded; going on with $("${pip[@]}" --version | cut -d' ' -f1-2))"
+    step "[2/3] torch $TORCH (CPU build)" "${torch_cmd[@]}"
+    step "[3/3] the lab: triton 3.6.0, numpy, rich, matplotlib, pytest, mkdocs" "${lab_cmd[@]}"
     touch "$stamp"
 fi
+
+if [ "$want_nvcc" = 1 ]; then
+    if step "nvcc 13.0 from NVIDIA's wheels (no nvcc on this machine)" "${nvcc_cmd[@]}"; then
+        cuda=$(.venv/bin/python -c 'import nvidia, pathlib; print(next(pathlib.Path(p, "cu13") for p in nvidia.__path__ if pathlib.Path(p, "cu13", "bin", "nvcc").exists()))')
+        ln -sfn lib "$cuda/lib64"  # where nvcc.profile looks for libcudart_static when it links
+        # A wrapper, not a link: nvcc finds its headers and tools from the folder it runs from.
+        printf '#!/bin/sh\nexec "%s" "$@"\n' "$cuda/bin/nvcc" > .venv/bin/nvcc
+        chmod +x .venv/bin/nvcc
+        echo installed > "$nvcc_stamp"
+        say "nvcc: $(.venv/bin/nvcc --version | tail -n 1) at .venv/bin/nvcc"
+    else
+        echo "pip could not install ${NVCC_WHEELS[*]}" > "$nvcc_stamp"
+        say "nvcc is not installed: the kernels' builds and ptxas reports are skipped (bash run.sh"
+        say "and bash test.sh say so); everything else runs. To try again: rm $nvcc_stamp"
+    fi
+fi
 # The course site's MathJax and Mermaid, from their npm packages, so the site renders offline.
-bash scripts/site_assets.sh >&2 || echo "setup.sh: the site's assets are not installed (see above): mkdocs cannot build the site; the labs are unaffected" >&2
+bash scripts/site_assets.sh >&2 || say "the site's assets are not installed (see above): mkdocs cannot build the site; the labs are unaffected"
 echo "$root/.venv/bin/python"

@@ -87,7 +87,9 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
     nvcc = not have["nvcc"].startswith("not available")
     triton = not have["triton"].startswith("not available")
     out = [
-        ("compile .cu + ptxas reports", "works" if nvcc else "NO: install the CUDA toolkit (nvcc)"),
+        ("compile .cu + ptxas reports", "works" if nvcc else
+         "NO: no nvcc (bash scripts/setup.sh installs NVIDIA's nvcc wheels into .venv where pip "
+         "can reach them; or install the CUDA toolkit)"),
         ("run CUDA C kernels", "works" if gpu and nvcc else "NO: needs an NVIDIA GPU"),
         ("Triton kernels", ("works on the GPU" if gpu else
                             "in Triton's interpreter, nothing to set (small shapes)")

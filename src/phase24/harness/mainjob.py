@@ -11,7 +11,27 @@ from phase24.core.layout import Columns, out, say
 from phase24.harness.check import short_error
 
 
+NO_NVCC = ("no nvcc here: skipped the kernels' builds and ptxas reports (scripts/setup.sh "
+           "installs NVIDIA's nvcc wheels where pip can reach them)")
+
+
+def have_nvcc() -> bool:
+    from phase24.bridge.nvcc import NvccError, nvcc_path
+
+    try:
+        nvcc_path()
+    except NvccError:
+        return False
+    return True
+
+
 def steps(gpu: bool) -> list[tuple[str, list[str]]]:
+    """The steps as (title, argv); without nvcc, no build step (run() says it skipped it)."""
+    todo = steps_with_build(gpu)
+    return todo if have_nvcc() else [(t, a) for t, a in todo if a[0] != "build"]
+
+
+def steps_with_build(gpu: bool) -> list[tuple[str, list[str]]]:
     todo = [("doctor", ["doctor", "--no-ncu"])]
     if gpu:
         todo += [("hello (lab 00)", ["hello"])] + _build_for_this_gpu() + [
@@ -54,6 +74,9 @@ def run(parser, gpu: bool) -> int:
                               "and the profiles")
     if skipped:
         say(skipped[0].upper() + skipped[1:] + " (the recorded H200 results are shown).")
+    if not have_nvcc():
+        say(NO_NVCC[0].upper() + NO_NVCC[1:] + ".")
+        skipped = "; ".join(s for s in (skipped, NO_NVCC) if s)
     done = []
     for title, argv in steps(gpu):
         out(f"\n=== {title}: python -m phase24 {' '.join(argv)}")
