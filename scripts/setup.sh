@@ -92,7 +92,11 @@ step() {
     return "$rc"
 }
 
-system_nvcc() { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; }
+# Where the lab looks for nvcc (bridge/nvcc.py): an executable on the PATH, or the CUDA toolkit's.
+system_nvcc() {
+    python3 -c 'import shutil, sys; sys.exit(shutil.which("nvcc") is None)' ||
+        [ -x /usr/local/cuda/bin/nvcc ]
+}
 
 pip=(.venv/bin/python -m pip)
 stamp=.venv/.phase24-installed
