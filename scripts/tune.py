@@ -35,7 +35,7 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
     baseline_name, baseline = next(iter(op.implementations().items()))
     rest = {}
     if rest_from:
-        old = json.load(open(rest_from))
+        old = read_run(rest_from, "--rest-from")
         rest = {(e["dtype"], e["M"], e["N"]):  # an entry copied before keeps its own origin
                 {"from": f"{rest_from} (commit {old.get('commit', '?')})", **e}
                 for e in old["shapes"]}
@@ -79,6 +79,20 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
     return run
 
 
+def read_run(path: str, option: str) -> dict:
+    """A recorded tuning run; SystemExit with one line if it cannot be one."""
+    try:
+        with open(path) as f:
+            run = json.load(f)
+    except OSError as err:
+        sys.exit(f"{option} {path}: {err.strerror}")
+    except ValueError as err:
+        sys.exit(f"{option} {path}: not JSON ({err})")
+    if not isinstance(run, dict) or not isinstance(run.get("shapes"), list):
+        sys.exit(f"{option} {path}: not a run of this script (it has no list of shapes)")
+    return run
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("op", help="the operation (softmax)")
@@ -98,6 +112,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
         p.error("give OUT.json, or --from RUN.json BEST.json")
     if (a.min_n or a.few_only) and not a.rest_from:
         p.error("--min-n and --few-only copy the shapes they skip from --rest-from OLD.json")
+    if a.out and not torch.cuda.is_available():
+        p.error("timing needs an NVIDIA GPU, and there is none here (--from RUN.json BEST.json "
+                "rebuilds a table without one)")
     return a
 
 
@@ -106,7 +123,7 @@ if __name__ == "__main__":
     ladder = importlib.import_module(LADDERS[(a.op, a.ladder)])
     source = f"scripts/tune.py {a.op} {a.ladder}"
     if a.rebuild:
-        ladder.write_table(json.load(open(a.rebuild[0])), a.rebuild[1],
+        ladder.write_table(read_run(a.rebuild[0], "--from"), a.rebuild[1],
                            f"{source} --from {a.rebuild[0]}")
     else:
         from phase24.harness.ops import get

@@ -27,7 +27,7 @@ def phase24(*argv: str) -> subprocess.CompletedProcess:
 
 @cpu_only
 @pytest.mark.parametrize("argv,said", [
-    (("--file", GOOD), "timing good.py needs an NVIDIA GPU, and there is none here"),
+    (("--file", GOOD), "No GPU here: timing good.py needs an NVIDIA GPU"),
     (("--file", "tests/learner_files/nosuch.py"), "no such file: tests/learner_files/nosuch.py"),
     (("--file", "README.md"), "README.md: expected a .cu (CUDA C) or a .py (Triton) file"),
     (("--file", GOOD, "--impl", "torch"), "--impl and --file do not go together"),

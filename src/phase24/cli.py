@@ -198,7 +198,14 @@ def cmd_results(args) -> int:
 def cmd_profile(args) -> int:
     from phase24.harness import profile as prof
 
+    from phase24.harness.grade import known
+
     op = _op(args)
+    known(op, args.impl)
+    try:
+        op.parse_shape(args.shape)
+    except ValueError as err:
+        raise SystemExit(f"--shape: {err}") from None
     if not _gpu():
         console.print(f"[yellow]No GPU here: Nsight Compute needs one. The recorded H200 profiles "
                       f"are in results/h200/{op.name}/profiles/ (*.md summaries, *.ncu-rep.xz for "

@@ -186,7 +186,7 @@ def check(op: Op, args) -> int:
     try:
         Run(spec, args.timeout, load_timeout=args.load_timeout).run(
             table.ready, table.verdict, table.note)
-    except LoadError as err:
-        say(f"FAIL: {err}")
+    except LoadError as err:  # a message of several lines (a compiler's) is printed as it is
+        (out if "\n" in str(err) else say)(f"FAIL: {err}")
         return 1
     return table.summary()

@@ -101,8 +101,17 @@ def recorded(op: Op) -> list[tuple[Path, dict]]:
     folders)."""
     found = sorted(RESULTS.glob(f"*/{op.name}/{op.name}.json")) + \
         sorted(RESULTS.glob(f"*/{op.name}.json"))
-    runs = [(f, json.loads(f.read_text())) for f in found]
-    return sorted(runs, key=lambda fr: fr[1].get("date", ""), reverse=True)
+    runs = []
+    for f in found:
+        try:
+            run = json.loads(f.read_text())
+            if not isinstance(run, dict) or not isinstance(run.get("records"), list):
+                raise ValueError("no list of records")
+        except (OSError, ValueError) as err:
+            say(f"skipped {f.relative_to(REPO)}: not a readable benchmark run ({err})")
+            continue
+        runs.append((f, run))
+    return sorted(runs, key=lambda fr: str(fr[1].get("date", "")), reverse=True)
 
 
 def show_recorded(op: Op, impls: list[str], dtypes=None, shapes=None) -> int:

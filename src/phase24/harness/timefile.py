@@ -34,8 +34,8 @@ def bench_file(op: Op, args, shapes: list[tuple]) -> int:
 
     path = Path(args.file)
     if not torch.cuda.is_available():
-        out(f"timing {path.name} needs an NVIDIA GPU, and there is none here (`check "
-            f"{op.name} --file` checks it here)")
+        out(f"No GPU here: timing {path.name} needs an NVIDIA GPU (`check {op.name} --file` "
+            "checks it here)")
         return 1
     out(f"=== check {op.name} --file {args.file}: the file is timed only if it passes")
     checked = argparse.Namespace(file=args.file, impl=None, dtype=args.dtype, seed=None,

@@ -197,7 +197,10 @@ def compile_only(path: Path) -> int:
                 out(f"  {b.arch:<7} {k.name}: {k.registers} registers, {k.shared_bytes} B shared, "
                     f"{k.spills} B spilled")
         abi = check_abi(builds[0].image, path.name)
-    except (NvccError, LearnerCudaError) as err:
+    except NvccError as err:  # the compiler's own words and lines, as it wrote them
+        out(f"FAIL: {err}")
+        return 1
+    except LearnerCudaError as err:
         say(f"FAIL: {err}")
         return 1
     say(f"ABI: {abi.summary()}")

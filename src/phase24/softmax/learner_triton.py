@@ -114,6 +114,13 @@ def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Ten
         raise LearnerFileError(
             f"{path}: it must define a function softmax_rows(x2d, out) that launches your "
             "kernel(s) (see labs/starters/my_softmax.py)")
+    try:
+        inspect.signature(rows).bind(None, None)
+    except TypeError:
+        raise LearnerFileError(f"{path}: softmax_rows{inspect.signature(rows)} cannot be called "
+                               "as softmax_rows(x2d, out)") from None
+    except ValueError:  # no signature to read (a builtin): its calls will say
+        pass
     launched = count_launches(module, path)
     name = f"triton:{path.name}"
 

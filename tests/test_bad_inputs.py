@@ -1,0 +1,133 @@
+"""Every bad input of every command is one line that names the problem and a non-zero status,
+never a traceback, on a CPU machine: check, bench, profile, results and scripts/tune.py.
+(tests/test_grader_defences.py has --timeout and --seed out of range, tests/test_bench_file.py
+bench --file's refusals, tests/test_bridge_cache.py a full disk under the build cache.)"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ROOT / "tests" / "learner_files"
+GOOD_PY = (FILES / "good.py").read_text()
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU machine's behaviour")
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+
+
+def one_line(argv: list[str], said: str, env: dict | None = None, script: str | None = None,
+             rc: int | None = None) -> str:
+    """Run the command; assert a non-zero status (or ``rc``), no traceback, and ``said`` within
+    one line of its output; return the output."""
+    command = [sys.executable, script] if script else [sys.executable, "-m", "phase24"]
+    done = subprocess.run(command + argv, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+    out = done.stdout + done.stderr
+    assert "Traceback" not in out, out
+    assert done.returncode != 0 if rc is None else done.returncode == rc, out
+    assert any(said in line for line in logical_lines(out)), out
+    return out
+
+
+def logical_lines(out: str) -> list[str]:
+    """The output's lines, each with the continuation lines that wrapping it to 100 columns made
+    (indented by 4) joined back."""
+    return re.sub(r"\n {4}(?=\S)", " ", out).splitlines()
+
+
+def learner(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("name,text,said", [
+    ("syntax.py", GOOD_PY + "\ndef broken(:\n", "importing it failed: SyntaxError: invalid syntax "
+                                                "(syntax.py, line "),
+    ("no_rows.py", GOOD_PY.replace("def softmax_rows(", "def rows("),
+     "it must define a function softmax_rows(x2d, out)"),
+    ("one_arg.py", GOOD_PY.replace("def softmax_rows(x2d, out):", "def softmax_rows(x2d):"),
+     "softmax_rows(x2d) cannot be called as softmax_rows(x2d, out)"),
+    ("raises.py", GOOD_PY + "\nraise RuntimeError('my own mistake')\n",
+     "importing it failed: RuntimeError: my own mistake"),
+])
+def test_a_python_file_that_cannot_be_graded(tmp_path, name, text, said):
+    one_line(["check", "softmax", "--file", learner(tmp_path, name, text)], said)
+
+
+@pytest.mark.parametrize("argv,said", [
+    (["check", "softmax", "--file", "tests/learner_files/nosuch.py"],
+     "no such file: tests/learner_files/nosuch.py"),
+    (["check", "softmax", "--file", "README.md"], "README.md: expected a .cu (CUDA C) or a .py"),
+    (["check", "softmax", "--file", "tests/learner_files/good.py", "--impl", "torch"],
+     "--impl and --file do not go together"),
+    (["check", "softmax", "--impl", "cuda-v99"], "unknown implementation(s) cuda-v99 of softmax"),
+    (["check", "softmax", "--dtype", "float64"], "invalid choice: 'float64'"),
+    (["bench", "softmax", "--shapes", "banana"], "--shapes: bad shape 'banana': write MxN"),
+    (["bench", "softmax", "--shapes", "4096x0"], "M and N must be at least 1"),
+    (["profile", "softmax", "--shape", "banana"], "--shape: bad shape 'banana': write MxN"),
+    (["profile", "softmax", "--shape", "0x5"], "--shape: bad shape '0x5': M and N must be"),
+    (["profile", "softmax", "--impl", "cuda-v99"], "unknown implementation(s) cuda-v99"),
+    (["results", "nosuch"], "unknown operation 'nosuch': the lab has softmax"),
+    (["build", "--arch", "sm_75"], "invalid choice: 'sm_75'"),
+])
+def test_a_bad_argument_is_one_line(argv, said):
+    one_line(argv, said)
+
+
+@needs_nvcc
+def test_a_cu_file_that_does_not_compile_shows_the_compilers_message_and_line(tmp_path):
+    good = (FILES / "good.cu").read_text()
+    shutil.copy(FILES / "row_softmax.cuh", tmp_path)
+    path = learner(tmp_path, "mine.cu", "// my kernel\nint oops = ;\n" + good)
+    out = one_line(["check", "softmax", "--file", path], f"{path}(2): error: expected an "
+                                                         "expression")
+    assert "FAIL: nvcc failed on mine.cu for sm_80" in out, out
+
+
+@needs_nvcc
+def test_a_full_disk_while_compiling_is_one_line(tmp_path):
+    from nvcc_helpers import CountingNvcc
+
+    nvcc = CountingNvcc(tmp_path)
+    one_line(["check", "softmax", "--file", str(FILES / "good.cu")],
+             "FAIL: no space left on the disk: the kernel cache",
+             env={"NVCC": str(nvcc.path), "PHASE24_CACHE": str(tmp_path / "cache"),
+                  "NVCC_TEST_FAIL": "nvcc fatal: Could not write: No space left on device"})
+
+
+@pytest.mark.parametrize("argv,said", [
+    (["softmax", "cuda", "out.json"], "timing needs an NVIDIA GPU, and there is none here"),
+    (["softmax", "cuda", "--from", "nosuch.json", "best.json"],
+     "--from nosuch.json: No such file or directory"),
+    (["softmax", "cuda", "--from", "README.md", "best.json"], "README.md: not JSON"),
+    (["softmax", "cuda", "--from", "pyproject.toml", "best.json"], "not JSON"),
+])
+def test_the_tuner_refuses_in_one_line(argv, said, tmp_path):
+    if "--from" in argv and argv[argv.index("--from") + 1] != "nosuch.json":
+        argv = [*argv]
+        argv[argv.index("--from") + 1] = str(ROOT / argv[argv.index("--from") + 1])
+    one_line([*argv[:-1], str(tmp_path / argv[-1])], said, script=str(ROOT / "scripts/tune.py"))
+    assert not (tmp_path / "best.json").exists()
+
+
+def test_a_damaged_results_file_is_skipped_with_a_line(tmp_path, monkeypatch, capsys):
+    from phase24.harness import report
+    from phase24.harness.ops import get
+
+    for gpu, text in (("h200", '{"records": ['), ("a100", "[1, 2]")):
+        (tmp_path / gpu / "softmax").mkdir(parents=True)
+        (tmp_path / gpu / "softmax" / "softmax.json").write_text(text)
+    monkeypatch.setattr(report, "RESULTS", tmp_path)
+    monkeypatch.setattr(report, "REPO", tmp_path)
+    assert report.recorded(get("softmax")) == []
+    said = logical_lines(capsys.readouterr().out)
+    assert len(said) == 2 and all(line.startswith("skipped ") for line in said), said
+    assert any("h200/softmax/softmax.json: not a readable benchmark run" in s for s in said)
