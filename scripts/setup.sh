@@ -158,7 +158,8 @@ if [ "$install" = 1 ]; then
 fi
 
 if [ "$want_nvcc" = 1 ]; then
-    if step "nvcc 13.0 from NVIDIA's wheels (no nvcc on this machine)" "${nvcc_cmd[@]}"; then
+    if step "nvcc 13.0 from NVIDIA's wheels (no nvcc on this machine): about 105 MB to download, 270 MB on disk" \
+            "${nvcc_cmd[@]}"; then
         cuda=$(.venv/bin/python -c 'import nvidia, pathlib; print(next(pathlib.Path(p, "cu13") for p in nvidia.__path__ if pathlib.Path(p, "cu13", "bin", "nvcc").exists()))')
         ln -sfn lib "$cuda/lib64"  # where nvcc.profile looks for libcudart_static when it links
         # A wrapper, not a link: nvcc finds its headers and tools from the folder it runs from.
