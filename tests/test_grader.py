@@ -99,11 +99,18 @@ def test_a_file_that_leaves_a_thread_at_import_is_refused():
     assert rc == 1 and "importing it left a thread running" in " ".join(out.split()), out
 
 
-@pytest.mark.xfail(strict=True, reason="the file's code runs in the process that makes the "
-                   "verdicts: only verdicts made where it cannot reach (harness/isolate.py) fix it")
-def test_a_file_that_patches_the_checker_at_import_fails():
-    rc, out = grade("patches_checker.py", *SOME)
-    assert rc == 1, out
+@pytest.mark.parametrize("name,patched", [
+    ("patches_checker.py", "phase24.harness.check.check_case"),  # at import
+    ("patches_timer.py", "phase24.core.timing.flushed_us"),      # at import: bench --file's timer
+    ("patches_torch_when_called.py", "torch.equal"),             # in its first call
+])
+def test_a_file_that_patches_the_grader_fails(name, patched):
+    """The file runs in the worker that makes its verdicts: the worker records the grader's code
+    before loading it (harness/intact.py) and stops when any of it changed."""
+    rc, out = grade(name, *SOME)
+    flat = " ".join(out.split())
+    assert rc == 1 and f"FAIL: the file changed the grader's code ({patched})" in flat, out
+    assert " passed, " not in out, out  # no verdict from the changed code is counted
 
 
 def test_a_hanging_kernel_times_out_and_the_table_ends():

@@ -57,6 +57,29 @@ def _subjects(op, spec: dict) -> tuple[dict, list[str], list]:
     return {path.name: fn}, dtypes, notes
 
 
+def _watch(op, spec: dict):
+    """A function that says how a learner's file changed the grader's code ('' when it did not,
+    or when no file is checked); the record is made now, before the file is loaded."""
+    if "file" not in spec:
+        return lambda: ""
+    import importlib
+
+    from phase24.harness import intact
+    from phase24.harness.ops import OPERATIONS
+
+    # recorded too (the file may patch them); torch._dynamo rebinds torch.manual_seed when imported
+    for name in ("phase24.harness.bench", "phase24.harness.check", "torch._dynamo"):
+        importlib.import_module(name)
+    intact.load_package(OPERATIONS[op.name])
+    before = intact.snapshot(op)
+
+    def tampered() -> str:
+        name = intact.changed(before, op)
+        return intact.refusal(name) if name else ""
+
+    return tampered
+
+
 def _cuda_lost() -> bool:
     import torch
 
@@ -86,20 +109,27 @@ def worker(spec: dict, start: int) -> int:
     from phase24.harness.ops import get
 
     op = get(spec["op"])
+    tampered = _watch(op, spec)
     try:
         subjects, dtypes, notes = _subjects(op, spec)
     except Exception as err:  # the file's own error, or nvcc's: said, not a traceback
         send(fatal=f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err))
         return 0
+    if tampered():
+        send(fatal=tampered())
+        return 0
     if "shapes" in spec:  # `bench OP --file F`: time it, as the benchmark times the lab's own
         from phase24.harness.timefile import work
 
-        return work(op, subjects, dtypes, spec, send)
+        return work(op, subjects, dtypes, spec, send, tampered)
     todo = jobs(op, list(subjects), dtypes, spec["device"], spec["seed"], spec.get("big", False),
                 spec.get("case"))
     send(ready=[[j.impl, j.dtype, j.case.name] for j in todo], notes=notes)
     for k in range(start, len(todo)):
         v = run_job(op, todo[k], subjects[todo[k].impl], spec["device"], "file" in spec)
+        if tampered():  # this case's verdict came from changed code: none is sent
+            send(fatal=tampered())
+            return 0
         send(i=k, verdict=dataclasses.asdict(v))
         if spec["device"] == "cuda" and not v.ok and _cuda_lost():
             send(lost=k)
