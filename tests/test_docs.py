@@ -718,3 +718,26 @@ def test_the_notebook_check_finds_each_kind():
     assert notebook_problems("A row of 4096 values, 65536 x 4096, `c0ffee1` is no commit? It is.") == [
         "commit-like c0ffee1"]
     assert notebook_problems("results/h200/softmax.json and 2097152x128") == []
+
+
+def test_line_ranges_of_generated_tables_pick_a_rung_and_its_caption():
+    """The labs' reveals include single rows of the generated ladder tables by line number
+    (`results/h200/cuda_ladder.md:1:2,4:4`): each range must still pick the header, a row that
+    names a rung, or the caption after the table, so a table that gains a row cannot shift a reveal
+    onto the wrong rung unseen."""
+    wrong = []
+    for page in sorted(LAB.glob("*.md")):
+        for spec in INCLUDE.findall(page.read_text(encoding="utf-8")):
+            m = re.match(r"^(results/h200/\w+?(?:\.es)?\.md):(.+)$", spec)
+            if not m:
+                continue
+            lines = (ROOT / m[1]).read_text(encoding="utf-8").splitlines()
+            for part in m[2].split(","):
+                a, b = (int(x) for x in part.split(":"))
+                for n in range(a, b + 1):
+                    line = lines[n - 1]
+                    ok = (n <= 2 and line.startswith("|")) or re.match(r"^\| `(cuda|triton)[\w-]*` \|", line) \
+                        or (n == len(lines) and not line.startswith("|"))
+                    if not ok:
+                        wrong.append(f"{page.name}: {spec} line {n}: {line[:60]!r}")
+    assert not wrong, "\n".join(wrong)
