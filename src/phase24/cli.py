@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +50,26 @@ def cmd_hello(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def fastcall_built():
+    """Build the C++ call path while the block runs; then say how calls are made here."""
+    import torch
+
+    from phase24.bridge import fastcall
+    from phase24.core.layout import out
+
+    if not torch.cuda.is_available():
+        yield
+        return
+    why = []
+    worker = threading.Thread(target=lambda: why.append(fastcall.build()), daemon=True)
+    worker.start()
+    yield
+    worker.join()
+    out(f"calls decided once per shape are made {fastcall.status()}"
+        + (f" (build: {why[0]})" if why and why[0] else ""))
+
+
 def cmd_build(args) -> int:
     """Compile every kernel of every operation for the chosen architectures and print ptxas's
     resource report, a row as each file is compiled (a cold build takes minutes; a cached one,
@@ -67,7 +89,8 @@ def cmd_build(args) -> int:
     jobs = [(lab00, arch) for arch in args.arch] + \
         [job for op in ops for job in op.build_jobs(args.arch)]
     hopper_only = set().union(*(op.hopper_only() for op in ops))
-    prebuild(jobs)  # a cold cache: every file at once, in parallel
+    with fastcall_built():  # the C++ call path, beside the kernels (bridge/fastcall.py)
+        prebuild(jobs)  # a cold cache: every file at once, in parallel
     sources = list(dict.fromkeys(src for src, _ in jobs))
     out("ptxas's resource report: registers per thread (min-max over a file's kernels), static "
         "shared\nmemory (max), bytes spilled to local memory or stack (must be 0)")
