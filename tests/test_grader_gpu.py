@@ -39,10 +39,11 @@ def phase24(*argv: str) -> tuple[int, str]:
     return proc.returncode, out
 
 
-def counts(out: str) -> tuple[int, int]:
-    m = re.search(r"(\d+) passed, (\d+) failed", out)
+def counts(out: str) -> tuple[int, int, int]:
+    """(passed, failed, not applicable) of the grader's last line."""
+    m = re.search(r"(\d+) passed, (\d+) failed(?:, (\d+) not applicable)? \(seed", out)
     assert m, out
-    return int(m[1]), int(m[2])
+    return int(m[1]), int(m[2]), int(m[3] or 0)
 
 
 @pytest.mark.parametrize("name", ["good.cu", "good.py"])
@@ -99,4 +100,5 @@ def test_lab_01s_starter_is_graded_for_the_kernel_it_defines(tmp_path):
 
 def test_a_refusal_by_design_is_not_a_failure():
     rc, out = phase24("--impl", "triton-naive", "--dtype", "float32")
-    assert rc == 0 and "not applicable: rows of" in out and counts(out)[1] == 0, out
+    assert rc == 0 and counts(out)[1] == 0 and counts(out)[2] > 0, out
+    assert re.search(r"n/a\n +SoftmaxArgumentError: triton-naive: rows of \d+ values do not fit", out), out

@@ -169,7 +169,7 @@ def test_gpu_small_gpu(name, monkeypatch):
         took = time.perf_counter() - t0
         what = f"{name} {sms} SMs {tuple(x.shape)} {x.dtype}"
         assert_softmax(out, x, what)
-        assert took < 0.01, f"{what}: {took * 1e3:.1f} ms ({which(x, name)})"
+        assert took < 0.05, f"{what}: {took * 1e3:.1f} ms ({which(x, name)})"
 
 
 def test_gpu_accuracy_stays_flat_as_rows_grow():
