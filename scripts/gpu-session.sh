@@ -42,7 +42,7 @@ triton_san() {  # every Triton rung and tuner configuration, every tool
     local t
     for t in memcheck racecheck synccheck; do
         step sanitize-triton-$t compute-sanitizer --error-exitcode 9 --report-api-errors no \
-            --tool $t "$py" scripts/sanitize_softmax.py --triton
+            --tool $t "$py" scripts/sanitize.py softmax --triton
     done
 }
 
@@ -88,22 +88,22 @@ for s in $steps; do
               # short rows only, in three parts of the ladder (all of it took over 180 s; v9 alone,
               # 150 s on the H200).
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
-              step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize_softmax.py
-              step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize_softmax.py
-              step sanitize-racecheck-v0-v5 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
+              step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py softmax
+              step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize.py softmax
+              step sanitize-racecheck-v0-v5 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
                   --small --only cuda-naive cuda-v1 cuda-v2 cuda-v3 cuda-v4 cuda-v5 rows_v4 rows_v5
-              step sanitize-racecheck-v6-v8 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
+              step sanitize-racecheck-v6-v8 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
                   --small --only cuda-v6 cuda-v7 cuda-v8 cuda rows_v6 rows_v7 rows_v8
-              step sanitize-racecheck-v9 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
+              step sanitize-racecheck-v9 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
                   --small --only cuda-v9 rows_v9
-              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
+              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
                   --small --only cuda-v10 rows_v10
               triton_san ;;
     sanitize-new) # memcheck and synccheck of the whole ladder, racecheck of the newest rung
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
-              step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize_softmax.py
-              step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize_softmax.py
-              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize_softmax.py \
+              step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py softmax
+              step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize.py softmax
+              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
                   --small --only cuda-v10 rows_v10
               triton_san ;;
     sanitize-triton) triton_san ;;

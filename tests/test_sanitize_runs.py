@@ -1,0 +1,35 @@
+"""What compute-sanitizer watches (scripts/sanitize.py OP): every implementation of the ladders
+is among an operation's runs, and the script says in one line that it needs a GPU."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from phase24.softmax import IMPLEMENTATIONS
+from phase24.softmax.cuda.configs import SLOTS
+from phase24.softmax.sanitize import runs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("mode,prefix", [("full", "cuda"), ("small", "cuda"),
+                                         ("triton", "triton")])
+def test_every_implementation_of_a_ladder_is_watched(mode, prefix):
+    names = {r[0].split(" ")[0] for r in runs(mode)}
+    assert {n for n in IMPLEMENTATIONS if n.startswith(prefix)} <= names
+
+
+@pytest.mark.parametrize("mode", ["full", "small"])
+def test_every_configured_rung_runs_forced(mode):
+    forced = {r[0].split("(")[0] for r in runs(mode) if r[0].startswith("rows_")}
+    assert {f"rows_{kind}" for kind in SLOTS} <= forced
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal of a machine with no GPU")
+def test_without_a_gpu_the_script_says_so_in_one_line():
+    done = subprocess.run([sys.executable, "scripts/sanitize.py", "softmax"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout.strip().count("\n") == 0 and "GPU" in done.stdout
