@@ -88,6 +88,12 @@ LAB_PLOTS = {
     "softmax_lab03": (["torch", "cuda", "triton-naive", "triton-v1", "triton-v2", "triton"],
                       {"en": "lab 03's Triton rungs beside cuda and torch",
                        "es": "los peldaños Triton del laboratorio 03 junto a cuda y torch"}),
+    "softmax_hopper_cuda": (["cuda-v5", "cuda-v7", "cuda-v8", "cuda-v9", "cuda-v10", "cuda"],
+                            {"en": "the cluster rungs",
+                             "es": "los peldaños con clusters"}),
+    "softmax_hopper_triton": (["triton-v2", "triton-v3", "triton-v4", "triton-v5", "triton", "cuda"],
+                              {"en": "the Triton rungs for long rows",
+                               "es": "los peldaños Triton para filas largas"}),
 }
 MAX_LINES = 6
 WORDS = {
