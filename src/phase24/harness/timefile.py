@@ -101,26 +101,6 @@ def _time_in_worker(spec: dict, timeout: float, load_timeout: float) -> dict:
             signal.signal(sig, handler)
 
 
-def work(op: Op, subjects: dict, dtypes: list[str], spec: dict, send, tampered) -> int:
-    """The worker's side: time the loaded file, saying a line per shape, then the result (none
-    if ``tampered()`` says the file changed the grader's or the timer's code)."""
-    from phase24.harness.bench import run_bench
-    from phase24.harness.check import short_error
-
-    send(loaded=True)
-    try:
-        result = run_bench(op, subjects, dtypes, [tuple(s) for s in spec["shapes"]], peers={},
-                           on_shape=lambda line: send(line=line))
-    except Exception as err:  # the file's crash while timed: its message, not a traceback
-        send(fatal=f"timing failed: {short_error(err)}")
-        return 0
-    if tampered():
-        send(fatal=tampered())
-        return 0
-    send(result=result)
-    return 0
-
-
 def _us(v) -> str:
     return "-" if v is None else f"{v:.1f}"
 

@@ -167,7 +167,7 @@ def plot_labs(result: dict, folder: Path, is_bulk) -> list[Path]:
 if __name__ == "__main__":
     import json
 
-    from .spec import is_bulk
+    from phase24.softmax.shapes import is_bulk
 
     results = Path(__file__).resolve().parents[3] / "results" / "h200"
     for png in plot_labs(json.loads((results / "softmax.json").read_text()), results, is_bulk):

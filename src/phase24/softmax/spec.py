@@ -19,15 +19,13 @@ import torch
 from phase24.core.dtypes import element_size
 from phase24.core.op import Comparison, Op
 from phase24.softmax import cases as softmax_cases
+from phase24.softmax.shapes import FEW_ROW_SHAPES, is_bulk, parse_shape, shapes
 
 TOLERANCES = {
     torch.float32: (5e-5, 1e-12),
     torch.float16: (2e-3, 1e-7),
     torch.bfloat16: (1.6e-2, 1e-30),
 }
-BULK_ELEMENTS = 2**28
-BULK_NS = tuple(2**k for k in range(7, 19))  # 128 ... 262144
-FEW_ROW_SHAPES = ((1, 32768), (8, 131072), (64, 32768), (64, 262144))
 PROFILES = (("cuda-naive", "32768x8192"), ("cuda-v3", "32768x8192"), ("cuda", "32768x8192"),
             ("triton", "32768x8192"), ("torch", "32768x8192"), ("cuda", "64x262144"),
             ("triton", "64x262144"))
@@ -87,25 +85,6 @@ def tolerances() -> str:
     from phase24.core.dtypes import TAG
 
     return ", ".join(f"{TAG[d]} {r:g}/{a:g}" for d, (r, a) in TOLERANCES.items())
-
-
-def shapes() -> list[tuple[int, int]]:
-    return [(BULK_ELEMENTS // n, n) for n in BULK_NS] + list(FEW_ROW_SHAPES)
-
-
-def is_bulk(m: int, n: int) -> bool:
-    return m * n == BULK_ELEMENTS
-
-
-def parse_shape(text: str) -> tuple[int, int]:
-    """'4096x4096' -> (4096, 4096)."""
-    try:
-        m, n = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"bad shape {text!r}: write MxN, e.g. 4096x4096") from None
-    if m < 1 or n < 1:
-        raise ValueError(f"bad shape {text!r}: M and N must be at least 1")
-    return m, n
 
 
 def make_inputs(shape, dtype) -> tuple:

@@ -4,7 +4,7 @@ caller's time per call beside a copy of the same bytes), in English or Spanish."
 
 from __future__ import annotations
 
-from phase24.softmax.spec import is_bulk
+from phase24.softmax.shapes import is_bulk
 
 # Spanish pages: decimal comma, digits not grouped, µs, and a no-break space before units and %.
 NBSP = "\u00a0"
