@@ -325,8 +325,9 @@ def test_spanish_pages_use_the_glossary_terms():
 @pytest.mark.slow
 def test_every_page_renders_offline_in_chromium(tmp_path):
     """scripts/check_site_browser.py on a fresh build: every page of both languages opened in
-    headless Chromium with every other host unreachable; diagrams drawn, formulas typeset, the
-    language switch there, no request to another host, no script error."""
+    headless Chromium at 1400 and 400 px with every other host unreachable; diagrams drawn,
+    formulas typeset, no formula, diagram or image smaller than readable, the language switch
+    there, no request to another host, no script error."""
     import shutil
 
     if shutil.which("chromium") is None and shutil.which("chromium-browser") is None:
@@ -337,5 +338,29 @@ def test_every_page_renders_offline_in_chromium(tmp_path):
                            "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True,
                           text=True, timeout=900, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    for name in ("diagram-en", "diagram-es", "formula-en", "formula-es", "figure-en", "figure-es"):
+    for name in ("diagram-en", "diagram-es", "formula-en", "formula-es", "figure-en", "figure-es",
+                 "formula-400-en", "formula-400-es", "diagram-400-en", "diagram-400-es"):
         assert (tmp_path / "out" / f"{name}.png").stat().st_size > 5000
+
+
+def test_browser_check_measures_what_a_reader_sees():
+    """The size rules of scripts/check_site_browser.py, on the measurements its probe returns: a
+    display formula shrunk to 1 x 1 px (what Material's mobile rule did to MathJax's SVG), a
+    diagram whose labels are drawn at 6 px, and a plot drawn at a third of its width each fail; the
+    same at readable sizes passes. (The probe itself runs in Chromium: the slow test above.)"""
+    spec = importlib.util.spec_from_file_location("check_site_browser",
+                                                  ROOT / "scripts" / "check_site_browser.py")
+    browser = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(browser)
+    readable = {"formulas": [{"what": "#roofline I", "w": 300, "h": 40, "px": 19.1}],
+                "diagrams": [{"what": "", "w": 368, "h": 500, "px": 12.0}],
+                "imgs": [{"what": "softmax_lab02.png", "w": 600, "natural": 1000, "scale": 0.6}],
+                "pageScrolls": False}
+    assert browser.size_problems(readable) == []
+    shrunk = {"formulas": [{"what": "#roofline I", "w": 1, "h": 1, "px": 0.1}],
+              "diagrams": [{"what": "", "w": 368, "h": 80, "px": 6.0}],
+              "imgs": [{"what": "softmax.png", "w": 600, "natural": 1716, "scale": 0.35}],
+              "pageScrolls": True}
+    problems = browser.size_problems(shrunk)
+    assert [p.split(" ")[0] for p in problems] == ["formula", "diagram", "image", "the"], problems
+    assert browser.WIDTHS == (1400, 400)
