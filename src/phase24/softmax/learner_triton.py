@@ -26,6 +26,7 @@ import importlib.util
 import inspect
 import sys
 import threading
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
@@ -34,6 +35,7 @@ import torch
 from phase24.core.guard import ComputedOutsideKernels, ComputeGuard, launching
 from phase24.softmax.args import entry
 from phase24.softmax.triton import INTERPRETED
+from phase24.softmax.triton.common import interpreted
 
 
 class LearnerFileError(ValueError):
@@ -127,7 +129,7 @@ def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Ten
     def row_kernel(x2d, out):
         before = launched()
         try:
-            with ComputeGuard("softmax_rows"):
+            with ComputeGuard("softmax_rows"), interpreted() if INTERPRETED else nullcontext():
                 result = rows(x2d, out)
         except ComputedOutsideKernels as err:
             if launched() == before:

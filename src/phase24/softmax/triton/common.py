@@ -39,6 +39,15 @@ def _probe():
 
 # Whether this process runs Triton kernels in the interpreter (fixed when triton was imported).
 INTERPRETED = type(_probe).__name__ == "InterpretedFunction"
+# Triton's interpreter is not thread-safe: it patches triton.language's classes for the length
+# of a launch, so two threads interpreting at once fail (InterpreterError), write wrong values or
+# corrupt the heap. Every interpreted launch of the lab holds this lock.
+_INTERPRETER_LOCK = threading.RLock()
+
+
+def interpreted():
+    """``with interpreted():`` runs the block with no other thread in Triton's interpreter."""
+    return _INTERPRETER_LOCK
 INTERPRETER_SMS = 4  # the "SMs" a launcher sizes grids for in the interpreter
 
 
@@ -140,10 +149,17 @@ def forget() -> None:
 
 def launch_rows(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config=None) -> None:
     """A rung's ``softmax_rows``: launch what ``decide`` chose for x2d's key, on x2d's device
-    (its current stream)."""
+    (its current stream); in the interpreter, one call at a time (``interpreted``)."""
+    if INTERPRETED:
+        with interpreted():
+            return _launch_rows(decide, x2d, out, config)
+    return _launch_rows(decide, x2d, out, config)
+
+
+def _launch_rows(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config=None) -> None:
     if x2d.is_cuda and x2d.get_device() != torch._C._cuda_getDevice():
         with torch.cuda.device(x2d.device):
-            return launch_rows(decide, x2d, out, config)
+            return _launch_rows(decide, x2d, out, config)
     d = decided(decide, x2d, out, config)
     plan = d.plan
     tensors = (x2d, out)
