@@ -42,12 +42,13 @@ class Op:
     name: str
     # name -> fn(*inputs, out=None); the first is the baseline that speed-ups are taken against
     implementations: Callable[[], dict]
-    # the float64 result of the inputs (only the rows ``rows`` of the result, when given)
-    reference: Callable[..., torch.Tensor]
+    # what ``compare`` takes as ``ref``, for the inputs (only the rows ``rows`` of the result,
+    # when given): the float64 result, and whatever else the operation's error bound needs
+    reference: Callable[..., object]
     pick: Callable[[torch.Tensor, object], torch.Tensor]  # rows `rows` of an output
     result_like: Callable[[tuple], tuple]        # inputs -> (shape, dtype) of the result
     rows: Callable[[tuple], int]                 # inputs -> rows of the result (for sampling)
-    compare: Callable[[torch.Tensor, torch.Tensor, torch.dtype], Comparison]
+    compare: Callable[[torch.Tensor, object, torch.dtype], Comparison]
     tolerances: str                              # in words, for the checker's header
     cases: Callable[[bool], list[Case]]          # the checker's cases (on a GPU: True)
     big_case: Callable[[], Case]                 # a case past 2^31 elements (--big)
@@ -70,3 +71,4 @@ class Op:
     main: tuple[str, ...]                        # the implementations shown by default
     extra_name: str = "extra"                    # the checker's column for Comparison.extra
     few_shapes: tuple = ()                       # shapes where a caller's per-call time counts
+    flops: Callable[[tuple], int] | None = None  # a shape's arithmetic, for TFLOP/s in records

@@ -38,12 +38,15 @@ class Record:
     host_us: float
     gpu_us: float | None
     loop_us: float
+    tflops: float | None = None  # for an operation that counts its flops (Op.flops)
 
     def as_dict(self, baseline: str) -> dict:
         d = {"impl": self.impl, "dtype": self.dtype, **self.shape, "us": self.us,
              "gbps": self.gbps, "pct_copy": self.pct_copy,
              f"speedup_vs_{baseline}": self.speedup, "plan": self.plan,
              "host_us": self.host_us, "gpu_us": self.gpu_us, "loop_us": self.loop_us}
+        if self.tflops is not None:
+            d["tflops"] = self.tflops
         return d
 
 
@@ -111,7 +114,8 @@ def run_bench(op: Op, impls: dict, dtypes: list[str], shapes: list[tuple], progr
                 records.append(Record(
                     name, dtname, sizes, t["us"], round(gbps, 1), round(100 * gbps / copy, 1),
                     round(base_us / t["us"], 3) if base_us else None, op.which(name, inputs)
-                    if name in every else None, t["host_us"], t["gpu_us"], t["loop_us"]))
+                    if name in every else None, t["host_us"], t["gpu_us"], t["loop_us"],
+                    round(op.flops(shape) / t["us"] / 1e6, 2) if op.flops else None))
                 del out
                 if progress:
                     progress.advance(task)

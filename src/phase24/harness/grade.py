@@ -61,11 +61,12 @@ def _registry_subjects(op: Op, names: list[str] | None, gpu: bool) -> list[str] 
         say(f"{', '.join(skipped)}: {reason}: skipped")
     runnable = [n for n in names if not why[n]]
     if not runnable:
-        out("Nothing to check on this machine. What runs here:\n"
-            f"  python -m phase24 check {op.name} --impl torch triton   (Triton's interpreter)\n"
-            "  python -m phase24 build                              (compile the CUDA kernels)")
+        here = [n for n in op.implementations() if not op.not_here(n)]
+        out("Nothing to check on this machine. What runs here:\n" + (
+            f"  python -m phase24 check {op.name} --impl {' '.join(here)}\n" if here else "")
+            + "  python -m phase24 build   (compile the CUDA kernels, with their resource report)")
         return None
-    if any(n != "torch" for n in runnable):
+    if any(n != next(iter(op.implementations())) for n in runnable):
         out(INTERPRETER)
     return runnable
 

@@ -7,7 +7,7 @@ import importlib
 
 from phase24.core.op import Op
 
-OPERATIONS = {"softmax": "phase24.softmax.spec"}
+OPERATIONS = {"softmax": "phase24.softmax.spec", "gemm": "phase24.gemm.spec"}
 
 
 class UnknownOperation(ValueError):

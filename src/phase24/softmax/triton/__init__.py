@@ -19,20 +19,17 @@ another rung, once per key (common.py). ``which(x, name)`` describes that same d
 Without a GPU the kernels run in Triton's interpreter. Triton chooses between compiling and
 interpreting when it is first imported, from the variable TRITON_INTERPRET; so that nothing has
 to be set by hand, a process that has no CUDA GPU and has not set the variable gets
-TRITON_INTERPRET=1 here, before triton is imported. (The Gluon rungs have no interpreter: there
-they run the rung they fall back to.)
+TRITON_INTERPRET=1 (core/triton_mode.py), before triton is imported. (The Gluon rungs have no
+interpreter: there they run the rung they fall back to.)
 """
 
 from __future__ import annotations
 
 import functools
-import os
 
 import torch
 
-if "TRITON_INTERPRET" not in os.environ and not torch.cuda.is_available():
-    os.environ["TRITON_INTERPRET"] = "1"
-
+import phase24.core.triton_mode  # noqa: F401  (chooses the interpreter before triton is imported)
 from phase24.softmax.args import check_input, entry, rows_view  # noqa: E402
 from phase24.softmax.triton import (best, common, v0_naive, v1_rows, v2_split,  # noqa: E402
                                     v3_lagged, v4_ring, v5_whole_row)

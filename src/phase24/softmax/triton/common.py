@@ -26,28 +26,13 @@ import triton.language as tl
 from triton import knobs
 
 from phase24.bridge.driver_launch import current_context
+from phase24.core.triton_mode import INTERPRETED, interpreted  # noqa: F401  (re-exported)
 from phase24.bridge.fastcall import forget_all
 
 LOG2E = tl.constexpr(1.4426950408889634)  # exp(v) = exp2(v * log2(e))
 DEADLINE_NS = 10**10  # a wait longer than this is a bug: the kernel stops with an error (v3-v5)
 
 
-@triton.jit
-def _probe():
-    pass
-
-
-# Whether this process runs Triton kernels in the interpreter (fixed when triton was imported).
-INTERPRETED = type(_probe).__name__ == "InterpretedFunction"
-# Triton's interpreter is not thread-safe: it patches triton.language's classes for the length
-# of a launch, so two threads interpreting at once fail (InterpreterError), write wrong values or
-# corrupt the heap. Every interpreted launch of the lab holds this lock.
-_INTERPRETER_LOCK = threading.RLock()
-
-
-def interpreted():
-    """``with interpreted():`` runs the block with no other thread in Triton's interpreter."""
-    return _INTERPRETER_LOCK
 INTERPRETER_SMS = 4  # the "SMs" a launcher sizes grids for in the interpreter
 
 
