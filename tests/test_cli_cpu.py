@@ -59,7 +59,7 @@ def test_results_fit_100_columns_and_show_every_rung():
 
 def test_an_unknown_operation_names_the_ones_there_are():
     out = phase24("check", "nosuch", rc=1)
-    assert "unknown operation 'nosuch': the lab has softmax" in out
+    assert "unknown operation 'nosuch': the lab has gemm, softmax" in out
 
 
 def test_bench_without_a_gpu_shows_the_recorded_figures_asked_for():
