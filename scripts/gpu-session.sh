@@ -68,7 +68,8 @@ for s in $steps; do
     case $s in
     doctor)   step doctor "$py" -m phase24 doctor
               step hello "$py" -m phase24 hello ;;
-    tests)    step tests "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
+    tests)    # eight processes share the GPU (one at a time, ~900 tests take over half an hour)
+              step tests "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py tests ;;
     tests-triton) # what compiles most runs in 8 processes; the calling situations (threads,
               # streams, graphs, a busy or small GPU, timing bounds) then run alone, warm.
