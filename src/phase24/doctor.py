@@ -96,10 +96,17 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
          if triton else "NO: triton is not installed"),
         ("thread-block clusters (cuda-v5)", "works" if gpu and _any_clusters() else
          "no (needs Hopper, sm_90)"),
+        ("a decided call (cuda, triton)", _fastcall() if gpu else "no GPU: nothing to launch"),
         ("benchmark", "works" if gpu else "no: shows the last recorded H200 results instead"),
         ("MiniGPT (NumPy, PyTorch CPU)", "works"),
     ]
     return out
+
+
+def _fastcall() -> str:
+    from phase24.bridge import fastcall
+
+    return "made " + fastcall.status()
 
 
 def _any_clusters() -> bool:
