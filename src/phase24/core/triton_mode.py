@@ -35,3 +35,30 @@ _LOCK = threading.RLock()
 def interpreted():
     """``with interpreted():`` runs the block with no other thread in Triton's interpreter."""
     return _LOCK
+
+
+def install_interpreter_numpy_fix() -> None:
+    """Let Triton 3.6's interpreter take runtime ints as loop bounds under NumPy >= 2.4.
+
+    The interpreter holds every scalar as a 1-element array and converts it with ``int(array)``,
+    which NumPy 2.4 refuses ("only 0-dimensional arrays can be converted to Python scalars"), so
+    ``for i in range(n)`` with a kernel argument ``n`` fails there. This wraps the interpreter's
+    patching of ``tl.tensor`` so that ``__index__`` reads the single element instead. Idempotent,
+    and the same mark as softmax/triton/common.py's copy, so the two never stack.
+    """
+    import triton.runtime.interpreter as interp
+
+    if getattr(interp._patch_lang_tensor, "_phase24_fix", False):
+        return
+    original = interp._patch_lang_tensor
+
+    def patched(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+
+    patched._phase24_fix = True
+    interp._patch_lang_tensor = patched
+
+
+if INTERPRETED:
+    install_interpreter_numpy_fix()
