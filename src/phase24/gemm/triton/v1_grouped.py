@@ -47,8 +47,8 @@ def stage_bytes(block_m: int, block_n: int, block_k: int, elem: int) -> int:
 
 def heuristic(m: int, n: int, k: int, elem: int, smem: int, sms: int) -> Config:
     """The largest tile that gives every SM a program (from 128 x 256 for 16-bit inputs, 128 x
-    128 for float32), clipped to the matrix; 8 warps for tiles of 128 x 128 and more; the stages
-    that fit ``smem`` bytes, at most 4."""
+    128 for float32), clipped to the matrix; 8 warps for tiles of 128 x 64 and more; the stages
+    that fit ``smem`` bytes, at most 4 (2 where K or N is not a multiple of 16)."""
     bm = 128 if m > 64 else max(16, next_pow2(m))
     bn = 256 if elem == 2 else 128
     bk = 64 if elem == 2 else 32
@@ -60,7 +60,11 @@ def heuristic(m: int, n: int, k: int, elem: int, smem: int, sms: int) -> Config:
         else:
             bm //= 2
     stages = max(1, min(4, smem // stage_bytes(bm, bn, bk, elem)))
-    warps = 8 if bm * bn >= 128 * 128 else 4
+    if k % 16 or n % 16:
+        # Triton cannot prove the rows 16-byte aligned, so its loads are not asynchronous
+        # copies, and each stage in flight is held in registers (spills past 2 on sm_80)
+        stages = min(stages, 2)
+    warps = 8 if bm * bn >= 128 * 64 else 4
     return Config(bm, bn, bk, 8, warps, stages)
 
 

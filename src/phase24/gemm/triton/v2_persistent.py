@@ -17,6 +17,8 @@ whose byte length is a multiple of 16 (K and N times the element size). Elsewher
 Triton's interpreter (which has no SMs to persist on), this rung runs triton-v1 and says so.
 """
 
+import dataclasses
+
 import torch
 import triton
 import triton.language as tl
@@ -62,11 +64,25 @@ def why_not(a: torch.Tensor, b: torch.Tensor, c) -> str:
     return ""
 
 
+def fitted(cfg: Config, elem: int, smem: int) -> Config:
+    """``cfg`` with no more stages than fit in ``smem`` beside the tile of C that the TMA store
+    sends from shared memory (live through the whole flattened loop)."""
+    room = smem - cfg.block_m * cfg.block_n * elem
+    stages = max(1, min(cfg.num_stages,
+                        room // v1_grouped.stage_bytes(cfg.block_m, cfg.block_n, cfg.block_k, elem)))
+    return dataclasses.replace(cfg, num_stages=stages)
+
+
 def default_config(a: torch.Tensor, b: torch.Tensor) -> Config:
+    """The tuned table's configuration for triton-v2 at this shape, else v1's heuristic tile with
+    the stages that fit beside C's tile."""
     hit = common.tuned_pick(a, b)
     if hit is not None and hit[0] == "triton-v2":
         return Config(**hit[1])
-    return v1_grouped.default_config(a, b)
+    (m, k), n = a.shape, b.shape[1]
+    smem = common.smem_per_program(a.device)
+    return fitted(v1_grouped.heuristic(m, n, k, a.element_size(), smem, common.num_sms(a.device)),
+                  a.element_size(), smem)
 
 
 def decide(a, b, c, config: Config | None = None, force: bool = False) -> Plan:

@@ -48,6 +48,8 @@ def heuristic(m: int, n: int, k: int, elem: int, smem: int, sms: int) -> Config:
     tiles = cdiv(m, bm) * cdiv(n, bn)
     split = max(1, min(cdiv(2 * sms, tiles), cdiv(k, bk) // MIN_STEPS))
     stages = max(1, min(4, smem // stage_bytes(bm, bn, bk, elem)))
+    if k % 16 or n % 16:  # loads held in registers, not copied asynchronously (see v1)
+        stages = min(stages, 2)
     return Config(bm, bn, bk, split, 4, stages)
 
 
