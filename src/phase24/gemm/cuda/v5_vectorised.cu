@@ -13,10 +13,10 @@
 // Prediction: a modest step over v4 in float32 at 4096^3 (fewer instructions per FFMA issued;
 // the profile shows LDS.128 and LDG.128); on sizes not a multiple of 4 it falls back to v4-like
 // loads, so e.g. K = 4097 runs measurably slower than K = 4096.
-// Limit: the threads of a block tile C in one flat grid, so a warp's outputs span the whole
-// block tile's width and its reads of B's tile touch many banks; storing A transposed also makes
-// each thread's copy write V words BM apart (bank conflicts on the stores). v6 gives each warp a
-// compact tile of its own.
+// Limit: the threads of a block tile C in one flat grid. With TN = 8 a lane's values of B's tile
+// start 8 words after its neighbour's, so a warp's float4 reads of them use half the banks and
+// take twice the shared-memory cycles they need; and the transposed copy of A writes V words BM
+// apart (bank conflicts on the stores). v6 gives each warp a compact tile of its own.
 #include "block_tile.cuh"
 #include "export.cuh"
 #include "tiles16.cuh"

@@ -3,19 +3,21 @@
 // computes the same TM x TN place in every sub-tile of its warp.
 //
 // Changed from v5: v5 laid threads over the block's tile in one flat grid; here (1) each warp
-// owns a compact WM x WN tile (e.g. 64 x 64 of a 128 x 128 block tile), so at each k its lanes
-// read 4 x TM consecutive words of A's tile and 8 x TN of B's: few distinct addresses, no bank
-// conflicts, and the reads of one warp are reused by all of its lanes; (2) a thread computes
-// RM x RN blocks of TM x TN (RM = WM / (4 TM), RN = WN / (8 TN)), so it holds more sums and reads
-// (RM TM + RN TN) / 4 float4s per RM TM RN TN FFMAs; (3) every size (BM, BN, BK, WM, WN, TM, TN)
-// is a template parameter, so a tuner can pick the tile per GPU and shape (configs.py).
+// owns a compact WM x WN tile (e.g. 64 x 64 of a 128 x 128 block tile), and its lanes form a
+// 4 x 8 grid: at each k a value of A's tile is read by 8 lanes at once (a broadcast) and the 8
+// lanes of a row read 8 x TN consecutive words of B's (TN = 4: every bank once, no conflict);
+// (2) a thread computes RM x RN blocks of TM x TN (RM = WM / (4 TM), RN = WN / (8 TN)), so it
+// holds more sums and reads (RM TM + RN TN) / 4 float4s per RM TM RN TN FFMAs (6 per 128 with
+// the first configuration); (3) every size (BM, BN, BK, WM, WN, TM, TN) is a template parameter,
+// so a tuner can pick the tile per GPU and shape (configs.py).
 // Prediction: the fastest SIMT rung in float32 at 4096^3, within reach of cuBLAS's float32 (the
-// issue's aim: 80% or more on the H200); the profile shows the FMA pipe as the busiest unit and
+// lab's target: 80% of it or more on the H200, once tuned); the profile shows the FMA pipe as the busiest unit and
 // few shared-memory stalls. In 16-bit types it stays at float32's FFMA rate, far below cuBLAS,
 // which uses the Tensor Cores.
 // Limit: the copy of the next tiles waits for the last products of the current ones (one stage
 // in shared memory, the loads go through registers), and the blocks walk C in row-major order
-// (no grouping for L2 reuse): both are left to the Tensor Core rungs' pipelines.
+// (no grouping for L2 reuse). A pipelined copy (cp.async into two stages) would hide the first;
+// a grouped order of tiles the second.
 #include "block_tile.cuh"
 #include "export.cuh"
 #include "tiles16.cuh"
