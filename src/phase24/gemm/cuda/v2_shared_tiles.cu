@@ -43,5 +43,5 @@ __device__ void shared_tiled_gemm(const T* a, const T* b, T* c, int M, int N, in
 
 // --8<-- [start:configs]
 // (TILE,): square tiles of TILE x TILE, one thread per output (configs.py lists the same).
-V2(16) V2(32)
+V2(32) V2(16)
 // --8<-- [end:configs]

@@ -1,0 +1,102 @@
+"""What each CUDA GEMM rung compiles: its file, its configurations, its kernels' names, and the
+tile and block each configuration launches with.
+
+A rung's .cu file ends with one instance line per configuration (``V4(128, 128, 8, 8, 8)``, ...);
+this table lists the same configurations, and ``kernel_name`` spells each kernel's name as the
+file's ``VN_KERNEL`` makes it (gemm_v4_bm128_bn128_bk8_tm8_tn8_f32).
+tests/test_gemm_cuda_rungs.py compiles every rung and checks that the kernels ptxas reports are
+exactly the names this table gives.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from phase24.core.dtypes import TAG
+
+FILES = {
+    "v0": "v0_naive.cu",
+    "v1": "v1_coalesced.cu",
+    "v2": "v2_shared_tiles.cu",
+    "v3": "v3_registers_1d.cu",
+    "v4": "v4_registers_2d.cu",
+    "v5": "v5_vectorised.cu",
+    "v6": "v6_warp_tiles.cu",
+}
+
+# Each rung's configuration parameters, in the order of its instance lines; a kernel's name
+# writes each as its lower-case name and value (bm128_bn128_...). v0 and v1 have none.
+PARAMS = {
+    "v0": (), "v1": (),
+    "v2": ("TILE",),
+    "v3": ("BM", "BN", "BK", "TM"),
+    "v4": ("BM", "BN", "BK", "TM", "TN"),
+    "v5": ("BM", "BN", "BK", "TM", "TN"),
+    "v6": ("BM", "BN", "BK", "WM", "WN", "TM", "TN"),
+}
+
+# Each rung's configurations, built for every dtype, largest tile first.
+CONFIGS = {
+    "v0": [()],
+    "v1": [()],
+    "v2": [(32,), (16,)],
+    "v3": [(64, 64, 8, 8), (32, 64, 8, 4)],
+    "v4": [(128, 128, 8, 8, 8), (128, 64, 8, 8, 8), (64, 64, 8, 4, 4)],
+    "v5": [(128, 128, 8, 8, 8), (128, 128, 16, 8, 8), (64, 64, 16, 4, 4)],
+    "v6": [(128, 128, 16, 64, 64, 8, 4), (128, 128, 8, 64, 32, 8, 4), (128, 64, 16, 64, 32, 8, 4),
+           (64, 128, 16, 32, 64, 8, 4), (64, 64, 16, 32, 32, 4, 4), (32, 64, 16, 32, 32, 4, 4)],
+}
+
+# v0 and v1: one thread per output, 256 threads a block over a fixed tile of C (rows, columns).
+FIXED_TILES = {"v0": (32, 8), "v1": (8, 32)}
+
+
+def source(kind: str) -> str:
+    """The file of rung `kind` ('v0' .. 'v6'), in this folder."""
+    return FILES[kind]
+
+
+def configs(kind: str) -> tuple[tuple, ...]:
+    """The configurations of rung `kind`, as its instance lines give them (every dtype)."""
+    return tuple(CONFIGS[kind])
+
+
+def named(kind: str, config: tuple) -> dict[str, int]:
+    """A configuration's parameters by name: {'BM': 128, 'BN': 128, ...}."""
+    return dict(zip(PARAMS[kind], config))
+
+
+def kernel_name(kind: str, config: tuple, dtype: torch.dtype) -> str:
+    """The kernel of rung `kind` for `config` and `dtype`, e.g. gemm_v2_t32_bf16."""
+    parts = "".join(f"{'t' if p == 'TILE' else p.lower()}{v}_" for p, v in named(kind, config).items())
+    return f"gemm_{kind}_{parts}{TAG[dtype]}"
+
+
+def tile(kind: str, config: tuple) -> tuple[int, int]:
+    """(rows, columns) of the tile of C one block computes."""
+    if kind in FIXED_TILES:
+        return FIXED_TILES[kind]
+    p = named(kind, config)
+    return (p["TILE"], p["TILE"]) if "TILE" in p else (p["BM"], p["BN"])
+
+
+def threads(kind: str, config: tuple) -> int:
+    """Threads a block of this configuration has (its __launch_bounds__)."""
+    p = named(kind, config)
+    if kind in FIXED_TILES:
+        return 256
+    if kind == "v2":
+        return p["TILE"] ** 2
+    if kind == "v3":
+        return p["BM"] * p["BN"] // p["TM"]
+    if kind in ("v4", "v5"):
+        return p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+    return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+
+
+def blocks(kind: str, config: tuple, m: int, n: int) -> int:
+    """Blocks of the one-dimensional grid for an m x n C: one per tile, partial tiles included."""
+    rows, cols = tile(kind, config)
+    return math.ceil(m / rows) * math.ceil(n / cols)

@@ -1,0 +1,151 @@
+"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v6, one per rung, and gemm_best (`cuda`).
+
+Each launcher is a tile kernel of gemm/args.py, ``fn(a, b, c)``: a (M, K) and b (K, N) row-major
+and contiguous, c the contiguous (M, N) output, one dtype. It picks the rung's kernel instance
+(dtype and compile-time configuration, from configs.py's table) and launches one block per tile
+of C on a one-dimensional grid. A rung with several configurations takes a caller's, else the
+tuned table's for the shape (tuned_configs.json, to be written by the offline tuner on one GPU),
+else its own choice (``choose``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from phase24.bridge.launch import Kernel, gpu, load_kernel
+from phase24.core import tuned as tuned_tables
+from phase24.core.dtypes import TAG
+from phase24.gemm.args import GemmArgumentError
+from phase24.gemm.cuda.configs import blocks, configs, kernel_name, source, threads, tile
+
+SOURCE_DIR = Path(__file__).parent
+MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
+MAX_SIZE = 2**31 - 1  # M, N and K are C ints in the kernels' ABI (offsets are 64-bit)
+
+
+@lru_cache(maxsize=None)
+def _kernel(source: str, name: str) -> Kernel:
+    return load_kernel(SOURCE_DIR / source, name)
+
+
+def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+    """Launch configuration `config` of rung `kind` on one tile of C per block. A grid of more
+    than MAX_GRID blocks is split into launches over bands of rows of C."""
+    (m, k), n = a.shape, b.shape[1]
+    if max(m, n, k) > MAX_SIZE:
+        raise GemmArgumentError(f"cuda-{kind}: M, N and K must each be below 2^31 "
+                                f"(got {m} x {n} x {k})")
+    kernel = _kernel(source(kind), kernel_name(kind, config, a.dtype))
+    rows, cols = tile(kind, config)
+    band = (MAX_GRID // -(-n // cols)) * rows  # rows of C whose tiles fit one grid
+    for start in range(0, m, band):
+        stop = min(m, start + band)
+        kernel.launch(blocks(kind, config, stop - start, n), threads(kind, config), a[start:stop],
+                      b, c[start:stop], np.int32(stop - start), np.int32(n), np.int32(k))
+
+
+def sm_count(device=None) -> int:
+    """Multiprocessors of `device` (torch's current device if None)."""
+    return gpu(device).sm_count
+
+
+def choose(kind: str, m: int, n: int, device=None) -> tuple:
+    """An untuned rung's configuration: the largest tile (configs.py lists them largest first)
+    that still gives every multiprocessor a block; the smallest tile when none does."""
+    options = configs(kind)
+    sms = sm_count(device)
+    return next((c for c in options if blocks(kind, c, m, n) >= sms), options[-1])
+
+
+def _config(kind: str, a: torch.Tensor, b: torch.Tensor, config: tuple | None) -> tuple:
+    """The configuration a rung runs: `config` if the caller forces one (it must be compiled),
+    else the tuned table's for this GPU and shape, else ``choose``'s."""
+    if config is not None:
+        if tuple(config) not in configs(kind):
+            raise ValueError(f"cuda-{kind}: configuration {tuple(config)} is not compiled; "
+                             f"choose one of {configs(kind)}")
+        return tuple(config)
+    hit = tuned_hit(a, b)
+    if hit and hit[0] == kind:
+        return hit[1]
+    return choose(kind, a.shape[0], b.shape[1], a.device)
+
+
+# ---- one launcher per rung ---------------------------------------------------------------------
+
+def gemm_v0(a, b, c):
+    run("v0", (), a, b, c)
+
+
+def gemm_v1(a, b, c):
+    run("v1", (), a, b, c)
+
+
+def _tunable(kind: str):
+    def launcher(a, b, c, config: tuple | None = None):
+        run(kind, _config(kind, a, b, config), a, b, c)
+
+    launcher.__name__ = f"gemm_{kind}"
+    launcher.__doc__ = f"Rung {kind}: the forced, tuned or chosen configuration (_config)."
+    return launcher
+
+
+gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6 = (_tunable(k) for k in ("v2", "v3", "v4", "v5", "v6"))
+KINDS = {"v0": gemm_v0, "v1": gemm_v1, "v2": gemm_v2, "v3": gemm_v3, "v4": gemm_v4,
+         "v5": gemm_v5, "v6": gemm_v6}
+
+
+# ---- cuda: the best rung for the shape ---------------------------------------------------------
+
+TUNED_FILE = SOURCE_DIR / "tuned_configs.json"
+
+
+def _tuned_key(e: dict) -> tuple:
+    return (e["dtype"], e["M"], e["N"], e["K"])
+
+
+def _tuned_value(e: dict) -> tuple:
+    return (e["kind"], tuple(e["config"] or ()))
+
+
+def tuned(gpu_name: str) -> dict:
+    """Best (rung, configuration) per benchmark shape, measured by the offline tuner on the GPU
+    named in the file; {} for other GPUs (and while the table is empty), which use the
+    heuristic of ``gemm_best``."""
+    return tuned_tables.load(TUNED_FILE, gpu_name, key=_tuned_key, value=_tuned_value)
+
+
+def tuned_hit(a, b) -> tuple | None:
+    """(rung, configuration) of the tuned table of a's GPU for this shape and dtype, or None."""
+    table = tuned(gpu(a.device).name)
+    if not table:
+        return None
+    hit = table.get((TAG[a.dtype], a.shape[0], b.shape[1], a.shape[1]))
+    return hit if hit and hit[0] in KINDS and hit[1] in configs(hit[0]) else None
+
+
+def gemm_best(a, b, c):
+    """The tuned table's rung and configuration for the shape, else warp tiling (v6) with its
+    own choice of tile (``choose``): the rung built to be fastest, whose smallest tiles still
+    spread a few rows of C over many blocks. The tuner may find another rung faster on a shape."""
+    hit = tuned_hit(a, b)
+    if hit:
+        return run(*hit, a, b, c)
+    return gemm_v6(a, b, c)
+
+
+# Each registry name's tile kernel.
+RUNGS = {
+    "cuda-naive": gemm_v0,
+    "cuda-v1": gemm_v1,
+    "cuda-v2": gemm_v2,
+    "cuda-v3": gemm_v3,
+    "cuda-v4": gemm_v4,
+    "cuda-v5": gemm_v5,
+    "cuda-v6": gemm_v6,
+    "cuda": gemm_best,
+}

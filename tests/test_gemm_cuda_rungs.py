@@ -1,0 +1,165 @@
+"""The CUDA C GEMM ladder without a GPU: every rung compiles for Ampere, Ada and Hopper (and to
+the portable PTX) with no spills; the kernels each file compiles are exactly those its
+configuration table in phase24/gemm/cuda/configs.py names; every file keeps the ladder's header
+discipline; the launchers' choices and the tuned table's format, on a CPU."""
+
+import re
+import shutil
+import sys
+
+import pytest
+import torch
+from nvcc_helpers import needs_nvcc
+
+from phase24.bridge.nvcc import PORTABLE, compile_cu
+from phase24.bridge.prebuild import prebuild
+from phase24.core.dtypes import TAG
+from phase24.gemm.cuda import HOPPER_ONLY, IMPLEMENTATIONS, SOURCE_DIR, build_jobs, launchers
+from phase24.gemm.cuda import tuning
+from phase24.gemm.cuda.configs import FILES, PARAMS, blocks, configs, kernel_name, threads, tile
+
+ARCHS = ("sm_80", "sm_89", "sm_90a")
+RUNG_FILES = sorted(FILES.values())
+
+
+@pytest.fixture(scope="module")
+def built():
+    """Every rung for every target, built at once (one nvcc per core) on a cold cache."""
+    if shutil.which("nvcc"):
+        prebuild(build_jobs((*ARCHS, PORTABLE)), out=sys.stderr)
+
+
+def test_every_rung_file_is_built_and_named():
+    assert sorted(p.name for p in SOURCE_DIR.glob("v*.cu")) == RUNG_FILES
+    assert {(p.name, t) for p, t in build_jobs(ARCHS)} == {(f, t) for f in RUNG_FILES for t in ARCHS}
+    assert not HOPPER_ONLY
+    names = {f"cuda-v{k[1:]}" if k != "v0" else "cuda-naive" for k in FILES} | {"cuda"}
+    assert set(IMPLEMENTATIONS) == names
+
+
+@pytest.mark.parametrize("kind", list(FILES))
+def test_each_rung_file_has_its_header_and_includes_no_rung(kind):
+    """The first line names the rung and its registry name; the header says what changed, the
+    prediction and the limit; headers are included, never another rung's file."""
+    text = (SOURCE_DIR / FILES[kind]).read_text()
+    name = "cuda-naive" if kind == "v0" else f"cuda-{kind}"
+    assert text.startswith(f"// {kind} ({name}): ")
+    header = text[:text.index("#include")]
+    for word in ("Prediction:", "Limit:") + (("Changed from",) if kind != "v0" else ()):
+        assert word in header, f"{FILES[kind]}'s header has no {word!r}"
+    includes = re.findall(r'#include "([^"]+)"', text)
+    assert includes and all(i.endswith(".cuh") for i in includes), includes
+    assert len(text.splitlines()) < 400
+
+
+@pytest.mark.parametrize("kind", list(FILES))
+def test_instance_lines_are_the_table(kind):
+    """The .cu file's instance lines (V4(128, 128, 8, 8, 8) ...) list the table's configurations."""
+    text = (SOURCE_DIR / FILES[kind]).read_text()
+    if not PARAMS[kind]:
+        assert configs(kind) == ((),)
+        return
+    block = text[text.index("// --8<-- [start:configs]"):text.index("// --8<-- [end:configs]")]
+    lines = re.findall(rf"\b{kind.upper()}\(([\d,\s]+)\)", block)
+    assert [tuple(int(v) for v in line.split(",")) for line in lines] == list(configs(kind))
+
+
+def test_configurations_are_consistent():
+    """Every configuration splits into whole warps and tiles; v5's and v6's read float4s."""
+    for kind in FILES:
+        for config in configs(kind):
+            assert threads(kind, config) % 32 == 0 and threads(kind, config) <= 1024, (kind, config)
+    for config in configs("v6"):
+        bm, bn, bk, wm, wn, tm, tn = config
+        assert bm % wm == 0 and bn % wn == 0 and wm % (4 * tm) == 0 and wn % (8 * tn) == 0
+        assert tm % 4 == 0 and tn % 4 == 0 and bk % 8 == 0 and bn % 8 == 0, config
+    for bm, bn, bk, tm, tn in configs("v5"):
+        assert tm % 4 == 0 and tn % 4 == 0 and bk % 8 == 0 and bn % 8 == 0
+
+
+@needs_nvcc
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kind", list(FILES))
+def test_the_table_names_every_kernel_of_its_rung(kind, built):
+    """The kernels ptxas reports for a rung's file are exactly the names the table gives: each
+    configuration a launcher may choose, for each dtype; none missing, none unnamed."""
+    compiled = set(compile_cu(SOURCE_DIR / FILES[kind], "sm_80").kernels)
+    named = {kernel_name(kind, config, dtype) for dtype in TAG for config in configs(kind)}
+    assert compiled == named, (f"only compiled: {sorted(compiled - named)}; "
+                               f"only in the table: {sorted(named - compiled)}")
+
+
+@needs_nvcc
+@pytest.mark.nvcc
+@pytest.mark.parametrize("source,arch", [(s, a) for s in RUNG_FILES for a in (*ARCHS, PORTABLE)])
+def test_compiles_without_spills(source, arch, built):
+    """No kernel spills or keeps a stack frame, and registers x threads fit one SM's 65536."""
+    build = compile_cu(SOURCE_DIR / source, arch)
+    if arch == PORTABLE:  # PTX: the same kernels as the cubins
+        entries = set(re.findall(r"^\.visible \.entry (\w+)\(", build.image.read_text(), re.M))
+        assert entries == set(compile_cu(SOURCE_DIR / source, "sm_80").kernels)
+        return
+    kind = next(k for k, f in FILES.items() if f == source)
+    by_name = {kernel_name(kind, c, dt): c for c in configs(kind) for dt in TAG}
+    assert build.kernels, f"ptxas reported no kernels for {source}"
+    for k in build.kernels.values():
+        assert k.spills == 0 and k.stack_bytes == 0, f"{k.name} spills on {arch}: {k}"
+        assert k.registers * threads(kind, by_name[k.name]) <= 65536, (k.name, arch, k.registers)
+
+
+# ---- the launchers' choices and the tuned table, without a GPU ----------------------------------
+
+def test_choose_takes_the_largest_tile_that_fills_the_gpu(monkeypatch):
+    monkeypatch.setattr(launchers, "sm_count", lambda device=None: 132)
+    assert launchers.choose("v6", 4096, 4096) == configs("v6")[0]
+    small = launchers.choose("v6", 16, 4096)  # no tile gives 132 blocks: the smallest
+    assert small == configs("v6")[-1] and tile("v6", small) == (32, 64)
+    mid = launchers.choose("v6", 512, 1024)  # 128 x 128 gives 32 blocks, 64 x 64 gives 128 ...
+    assert blocks("v6", mid, 512, 1024) >= 132
+    assert all(blocks("v6", c, 512, 1024) < 132 for c in configs("v6")[:configs("v6").index(mid)])
+
+
+def test_a_grid_past_2_31_blocks_is_split_into_bands(monkeypatch):
+    """run() launches bands of rows of C, each within the grid's limit, that cover every row."""
+    seen = []
+
+    class Fake:
+        def launch(self, grid, block, a, b, c, m, n, k):
+            seen.append((grid, block, a.shape[0], c.shape[0], int(m), int(n), int(k)))
+
+    monkeypatch.setattr(launchers, "_kernel", lambda source, name: Fake())
+    monkeypatch.setattr(launchers, "MAX_GRID", 200)
+    a, b, c = torch.zeros(1000, 3), torch.zeros(3, 100), torch.zeros(1000, 100)
+    launchers.run("v0", (), a, b, c)  # tiles of 32 x 8: 13 across; bands of 15 x 32 rows
+    assert [(grid, block, rows) for grid, block, rows, *_ in seen] == [
+        (195, 256, 480), (195, 256, 480), (26, 256, 40)]
+    assert [s[2] for s in seen] == [s[4] for s in seen] == [s[3] for s in seen]
+
+
+def test_the_tuned_table_is_read_for_its_gpu_only(tmp_path, monkeypatch):
+    run = {"gpu": "NVIDIA H200", "shapes": [
+        {"dtype": "float32", "M": 4096, "N": 4096, "K": 4096,
+         "best": {"kind": "v6", "config": [128, 128, 16, 64, 64, 8, 4], "us": 1.0}},
+        {"dtype": "bfloat16", "M": 16, "N": 4096, "K": 4096, "best": None}]}
+    path = tmp_path / "tuned.json"
+    tuning.write_table(run, path, "test")
+    monkeypatch.setattr(launchers, "TUNED_FILE", path)
+    from phase24.core import tuned as tuned_tables
+    tuned_tables.clear()
+    try:
+        assert launchers.tuned("NVIDIA H200") == {
+            ("f32", 4096, 4096, 4096): ("v6", (128, 128, 16, 64, 64, 8, 4))}
+        assert launchers.tuned("NVIDIA A100-SXM4-80GB") == {}
+    finally:
+        tuned_tables.clear()
+
+
+def test_the_committed_table_is_empty_until_a_gpu_is_measured():
+    assert launchers.tuned("NVIDIA H200") == {}
+
+
+def test_candidates_cover_every_tunable_configuration():
+    a, b = torch.zeros(8, 8), torch.zeros(8, 8)
+    found = [(f["kind"], tuple(f["config"])) for f, _ in tuning.candidates(a, b)]
+    assert found == [(k, c) for k in tuning.TUNED_KINDS for c in configs(k)]
+    assert {f["kind"] for f, _ in tuning.candidates(a, b, only=["v6"])} == {"v6"}
