@@ -28,6 +28,8 @@ from phase24.gemm.triton import common, v1_grouped
 from phase24.gemm.triton.common import Launch, Plan, cdiv
 from phase24.gemm.triton.v1_grouped import Config, grouped_tile
 
+INTERPRETER = "Triton's interpreter has no SMs to persist on"
+
 
 # --8<-- [start:kernel]
 @triton.jit
@@ -51,16 +53,16 @@ def persistent_kernel(a_desc, b_desc, c_desc, M, N, K,
 
 def why_not(a: torch.Tensor, b: torch.Tensor, c) -> str:
     """Why the TMA kernel cannot take these operands here ("" when it can)."""
-    if common.INTERPRETED:
-        return "Triton's interpreter has no SMs to persist on"
-    if common.capability(a.device)[0] < 9:
-        return "TMA needs compute capability 9.0 or newer"
     elem = a.element_size()
     (_, k), n = a.shape, b.shape[1]
     if (k * elem) % 16 or (n * elem) % 16:
         return f"rows of A ({k}) or B and C ({n}) are not a multiple of 16 bytes"
     if not (common.aligned(a) and common.aligned(b) and (c is None or c.data_ptr() % 16 == 0)):
         return "an operand is not 16-byte aligned"
+    if common.INTERPRETED:
+        return INTERPRETER
+    if common.capability(a.device)[0] < 9:
+        return "TMA needs compute capability 9.0 or newer"
     return ""
 
 
@@ -89,7 +91,7 @@ def decide(a, b, c, config: Config | None = None, force: bool = False) -> Plan:
     """``force``: run the persistent kernel even in the interpreter (the CPU tests do, to check
     its tile walk; the alignment rules still hold)."""
     why = why_not(a, b, c)
-    if why and not (force and common.INTERPRETED and why.startswith("Triton's interpreter")):
+    if why and not (force and why == INTERPRETER):
         return common.fallback(v1_grouped.decide(a, b, c, config), f"triton-v2: {why}; runs v1")
     (m, k), n = a.shape, b.shape[1]
     cfg = config or default_config(a, b)

@@ -1,0 +1,165 @@
+"""The Triton GEMM rungs in Triton's interpreter, on a CPU: every rung on the Op's CPU cases in
+float32 and float16 through the harness's checker (outputs poisoned with NaN and 42 inside guard
+regions, inputs unchanged, two runs equal), forced configurations that reach each path (several
+groups of tiles, a persistent walk over more tiles than programs, split-K with a short last
+chunk), bfloat16 refused with a reason (the interpreter has no bfloat16 tl.dot), what which()
+says, and two threads calling at once. tests/test_gemm_triton_gpu.py runs the rungs compiled."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from phase24.gemm import GemmArgumentError
+from phase24.gemm.args import entry
+from phase24.gemm.cases import plain
+from phase24.gemm.triton import (IMPLEMENTATIONS, INTERPRETED, RUNGS, v1_grouped, v2_persistent,
+                                 v3_splitk, which)
+from phase24.harness.check import check_case
+from phase24.harness.ops import get
+
+pytestmark = [pytest.mark.interpreter,
+              pytest.mark.skipif(not INTERPRETED, reason="the interpreter runs on CPUs")]
+ROOT = Path(__file__).resolve().parents[1]
+OP = get("gemm")
+CASES = OP.cases(False)
+
+
+def check_all(name, fn, dtype, cases=CASES, seed=10):
+    bad = []
+    for j, case in enumerate(cases):
+        v = check_case(OP, name, fn, case, dtype, "cpu", seed=seed + j)
+        if not v.ok:
+            bad.append(f"{case.name}: {v.why}")
+    assert not bad, f"{name} {dtype}:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+def test_every_rung_on_every_cpu_case_float32(name):
+    check_all(name, IMPLEMENTATIONS[name], torch.float32)
+
+
+@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+def test_every_rung_on_cpu_cases_float16(name):
+    # the interpreter's tl.dot multiplies float16 blocks in float32 (NumPy): these run and pass
+    # (a few of the cases: float32 above takes them all)
+    cases = [c for c in CASES if c.name.split()[0] in ("17x33x65", "1x96x80", "19x23x37",
+                                                        "8x16x24", "5x3x1")]
+    assert len(cases) == 5
+    check_all(name, IMPLEMENTATIONS[name], torch.float16, cases, seed=50)
+
+
+# Forced configurations: small tiles, so that the CPU shapes have several of them.
+SMALL_V1 = v1_grouped.Config(16, 16, 16, group_m=2, num_warps=4, num_stages=2)
+SMALL_V3 = v3_splitk.Config(16, 16, 16, split=3, num_warps=4, num_stages=2)
+FORCED = {
+    # 3 x 5 tiles in groups of 2 rows (the last group has one): the grouped walk covers each once
+    "v1-groups": (v1_grouped.matmul_tiles, SMALL_V1,
+                  [plain(33, 65, 129), plain(48, 80, 32), plain(1, 96, 80), plain(7, 2, 9)]),
+    # the persistent kernel itself (4 programs over up to 15 tiles); rows 16-byte multiples
+    "v2-persistent": (v2_persistent.forced, SMALL_V1,
+                      [plain(33, 68, 132), plain(48, 80, 32), plain(1, 96, 80), plain(5, 4, 4)]),
+    # K in 3 chunks of whole steps (the last short: 129 = 48 + 48 + 33), or even (96), or 1
+    "v3-split": (v3_splitk.matmul_tiles, SMALL_V3,
+                 [plain(33, 65, 129), plain(16, 40, 96), plain(1, 96, 80), plain(7, 2, 9),
+                  plain(3, 5, 1)]),
+}
+
+
+@pytest.mark.parametrize("path", FORCED)
+def test_forced_paths(path):
+    tiles, config, cases = FORCED[path]
+    fn = entry(path, lambda a, b, c: tiles(a, b, c, config), allow_cpu=True)
+    check_all(path, fn, torch.float32, cases, seed=70)
+
+
+def test_forced_paths_run_their_own_kernels():
+    a, b = torch.randn(33, 132), torch.randn(132, 68)
+    assert which(a, b, "triton-v2").endswith("[triton-v2: Triton's interpreter has no SMs to "
+                                             "persist on; runs v1]")
+    plan = v2_persistent.decide_forced(a, b, None, SMALL_V1)
+    assert plan.describe() == ("triton-v2 persistent_kernel[4](BLOCK_M=16, BLOCK_N=16, "
+                               "BLOCK_K=16, GROUP_M=2, PROGRAMS=4, num_warps=4, num_stages=2)")
+    b = torch.randn(132, 65)  # rows of 65 float32: not a multiple of 16 bytes
+    assert "not a multiple of 16 bytes; runs v1" in v2_persistent.decide_forced(a, b, None).note
+    plan = v3_splitk.decide(torch.randn(33, 129), torch.randn(129, 65), None, SMALL_V3)
+    assert plan.describe() == (
+        "triton-v3 partial_kernel[15x3](BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, EVEN_K=False, "
+        "num_warps=4, num_stages=2); then triton-v3 sum_kernel[3](BLOCK=1024, num_warps=4)")
+
+
+def test_a_nan_filled_output_is_overwritten_everywhere():
+    a, b = torch.randn(37, 45), torch.randn(45, 70)
+    for name, fn in IMPLEMENTATIONS.items():
+        out = torch.full((37, 70), float("nan"))
+        assert fn(a, b, out=out) is out
+        assert not out.isnan().any(), name
+        assert OP.compare(out, OP.reference(a, b), torch.float32).why == "", name
+
+
+def test_bfloat16_is_refused_with_the_reason():
+    a, b = torch.randn(8, 16).bfloat16(), torch.randn(16, 8).bfloat16()
+    for name, fn in IMPLEMENTATIONS.items():
+        with pytest.raises(GemmArgumentError, match="no bfloat16 tl.dot"):
+            fn(a, b)
+        assert which(a, b, name) == "refused: Triton's interpreter has no bfloat16 tl.dot"
+
+
+def test_which_says_what_runs():
+    a, b = torch.randn(33, 129), torch.randn(129, 65)
+    assert which(a, b, "triton-naive") == (
+        "triton-naive direct_kernel[2](BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=4, "
+        "num_stages=1)")
+    assert which(a, b, "triton-v1").startswith("triton-v1 grouped_kernel[")
+    assert which(a, b, "triton") == which(a, b, "triton-v1")  # float32, M > 64: v1
+    # a decode shape whose tiles leave the (interpreter's 4) SMs idle: split-K, two launches
+    a, b = torch.randn(16, 2048), torch.randn(2048, 64)
+    assert which(a, b, "triton") == which(a, b, "triton-v3")
+    assert which(a, b, "triton").startswith("triton-v3 partial_kernel[1x8](")
+    assert "; then triton-v3 sum_kernel[1](" in which(a, b, "triton")
+    check_all("triton", IMPLEMENTATIONS["triton"], torch.float32, [plain(16, 64, 2048)])
+    assert which(a.t().contiguous().t(), b, "triton-v1").endswith(
+        "(after a row-major copy of a)")
+    assert which(torch.randn(0, 3), torch.randn(3, 4), "triton") == \
+        "nothing to launch (C is empty)"
+    assert which(torch.randn(2, 0), torch.randn(0, 4), "triton").startswith("no kernel")
+    for name in RUNGS:  # the benchmark's `plan` field is the same text
+        assert OP.which(name, (a, b)) == which(a, b, name)
+
+
+THREADS = textwrap.dedent("""
+    import sys, threading, torch
+    from phase24.gemm import IMPLEMENTATIONS
+    from phase24.gemm.spec import compare, reference
+
+    bad, names = [], sys.argv[1:]
+    sys.setswitchinterval(1e-6)  # threads take turns often: a race shows in every run
+
+    def work(t):
+        for i, name in enumerate(names * 2):
+            g = torch.Generator().manual_seed(100 * t + i)
+            a, b = torch.randn(40 + t, 70, generator=g), torch.randn(70, 50 + 3 * t, generator=g)
+            try:
+                why = compare(IMPLEMENTATIONS[name](a, b), reference(a, b), a.dtype).why
+            except Exception as err:
+                why = repr(err)[:300]
+            if why:
+                bad.append(f"thread {t} {name}: {why}")
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(2)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    print("\\n".join(bad) or "all right")
+    sys.exit(1 if bad else 0)
+""")
+
+
+def test_two_threads_at_once_both_get_right_results():
+    done = subprocess.run([sys.executable, "-c", THREADS, *IMPLEMENTATIONS], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "all right" in done.stdout, done.stdout + done.stderr[-3000:]
