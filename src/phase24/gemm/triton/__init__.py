@@ -1,13 +1,13 @@
 """The Triton GEMM ladder: one file per rung, each a ``@triton.jit`` kernel beside its
 ``kernel[grid](...)`` launch, registered under its own name.
 
-| name           | file               | what it adds                                               |
-|----------------|--------------------|------------------------------------------------------------|
-| `triton-naive` | `v0_direct.py`     | a tile of C per program with `tl.dot`, masks on every edge |
-| `triton-v1`    | `v1_grouped.py`    | grouped order for L2, a tile per shape, pipelined loads    |
-| `triton-v2`    | `v2_persistent.py` | persistent programs, TMA tensor descriptors (Hopper)       |
-| `triton-v3`    | `v3_splitk.py`     | split-K for decode shapes, a deterministic float32 sum     |
-| `triton`       | `best.py`          | the rung and configuration a tuned table (or heuristic) picks |
+| name           | file               | what it adds                                            |
+|----------------|--------------------|---------------------------------------------------------|
+| `triton-naive` | `v0_direct.py`     | a tile of C per program, `tl.dot`, masks on every edge  |
+| `triton-v1`    | `v1_grouped.py`    | grouped order for L2, a tile per shape, pipelined loads |
+| `triton-v2`    | `v2_persistent.py` | persistent programs, TMA tensor descriptors (Hopper)    |
+| `triton-v3`    | `v3_splitk.py`     | split-K for decode shapes, a deterministic float32 sum  |
+| `triton`       | `best.py`          | the rung and tile a tuned table (or heuristic) picks    |
 
 Each rung file has ``matmul_tiles(a, b, c, config=None)``, the tile-kernel contract of
 gemm/args.py: it launches what its ``decide`` chose for the key of the operands (once per key,

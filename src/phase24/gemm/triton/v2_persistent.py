@@ -70,8 +70,8 @@ def fitted(cfg: Config, elem: int, smem: int) -> Config:
     """``cfg`` with no more stages than fit in ``smem`` beside the tile of C that the TMA store
     sends from shared memory (live through the whole flattened loop)."""
     room = smem - cfg.block_m * cfg.block_n * elem
-    stages = max(1, min(cfg.num_stages,
-                        room // v1_grouped.stage_bytes(cfg.block_m, cfg.block_n, cfg.block_k, elem)))
+    stage = v1_grouped.stage_bytes(cfg.block_m, cfg.block_n, cfg.block_k, elem)
+    stages = max(1, min(cfg.num_stages, room // stage))
     return dataclasses.replace(cfg, num_stages=stages)
 
 

@@ -79,7 +79,8 @@ def partial_kernel(a_ptr, b_ptr, out_ptr, M, N, K, chunk, b_step,
     cols = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
     k_first = part * chunk
     length = tl.minimum(chunk, K - k_first)  # this chunk's steps of K (the last may be short)
-    ks = k_first + tl.arange(0, BLOCK_K)
+    kr = tl.arange(0, BLOCK_K)
+    ks = k_first + kr
     # rows past M read row (r mod M), sums the store drops; int64: M * K and K * N > 2^31
     a_ptrs = a_ptr + (rows % M).to(tl.int64)[:, None] * K + ks[None, :]
     b_ptrs = b_ptr + ks.to(tl.int64)[:, None] * N + cols[None, :]
@@ -91,8 +92,8 @@ def partial_kernel(a_ptr, b_ptr, out_ptr, M, N, K, chunk, b_step,
             b = tl.load(b_ptrs, mask=in_n, other=0.0)
         else:
             left = length - i * BLOCK_K
-            a = tl.load(a_ptrs, mask=(ks - k_first)[None, :] < left, other=0.0)
-            b = tl.load(b_ptrs, mask=((ks - k_first)[:, None] < left) & in_n, other=0.0)
+            a = tl.load(a_ptrs, mask=kr[None, :] < left, other=0.0)
+            b = tl.load(b_ptrs, mask=(kr[:, None] < left) & in_n, other=0.0)
         acc = tl.dot(a, b, acc, input_precision="ieee")
         a_ptrs += BLOCK_K
         b_ptrs += b_step  # BLOCK_K * N, from the host
