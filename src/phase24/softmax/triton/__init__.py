@@ -14,7 +14,9 @@ kernel with its launcher, registered under its own name.
 Each rung file has ``softmax_rows(x2d, out, config=None)``, the learner's starter's contract
 (labs/starters/my_softmax.py): it launches the kernel(s) with ``kernel[(grid,)](...)`` written in
 that file (``launch``), after ``decide`` chose the grid, arguments, scratch and any fallback to
-another rung, once per key (common.py). ``which(x, name)`` describes that same decision.
+another rung, once per key (common.py). ``which(x, name)`` describes that same decision. An
+input larger than one launch takes (more than 2^30 rows, or 2^24 chunks where a rung keeps a
+word a chunk) runs in parts, ranges of its rows launched one after another (parts.py).
 
 Without a GPU the kernels run in Triton's interpreter. Triton chooses between compiling and
 interpreting when it is first imported, from the variable TRITON_INTERPRET; so that nothing has

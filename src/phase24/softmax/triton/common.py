@@ -8,6 +8,8 @@
 * the facts about a GPU a launcher reads (SMs, shared memory, programs resident per SM), per device;
 * ``exchange_words``: the scratch through which the programs of one launch trade partial
   results (rungs v3 to v5), and the rules that keep it to one launch at a time.
+
+An input larger than one launch takes runs in parts, each a range of its rows (parts.py).
 """
 
 from __future__ import annotations
@@ -77,9 +79,24 @@ class Plan:
     scratch: str = ""
     words: int = 0
     note: str = ""    # why a rung runs another rung's kernel here, if it does
+    # An input larger than one launch takes (parts.py): ((first row, rows, Decided), ...), its
+    # parts in order, each a range of rows decided as an input of its own; ``launches`` are then
+    # the first part's (which rung's kernels run) and ``launch`` runs every part.
+    parts: tuple = ()
 
     def describe(self) -> str:
-        text = "; then ".join(launch.describe() for launch in self.launches)
+        if self.parts:
+            groups = []  # consecutive parts of one decision
+            for _, rows, d in self.parts:
+                if groups and groups[-1][1] == rows and groups[-1][2] is d:
+                    groups[-1][0] += 1
+                else:
+                    groups.append([1, rows, d])
+            text = f"in {len(self.parts)} parts: " + " | ".join(
+                f"{k} of {rows} rows{', each' if k > 1 else ''}: {d.plan.describe()}"
+                for k, rows, d in groups)
+        else:
+            text = "; then ".join(launch.describe() for launch in self.launches)
         return f"{text} [{self.note}]" if self.note else text
 
 
@@ -146,6 +163,15 @@ def _launch_rows(decide: Callable, x2d: torch.Tensor, out: torch.Tensor, config=
         with torch.cuda.device(x2d.device):
             return _launch_rows(decide, x2d, out, config)
     d = decided(decide, x2d, out, config)
+    if d.plan.parts:
+        d.plan.launch(d.plan, x2d, out)
+    else:
+        launch_decided(d, x2d, out)
+
+
+def launch_decided(d: Decided, x2d: torch.Tensor, out: torch.Tensor) -> None:
+    """Launch decision ``d`` (no parts) on x2d and out: through the rung's ``kernel[(grid,)]``
+    the first time, then (on a GPU) its compiled kernels replayed."""
     plan = d.plan
     tensors = (x2d, out)
     if plan.scratch == "exchange":
@@ -183,7 +209,8 @@ def fast_launches(decide: Callable, x2d: torch.Tensor, out: torch.Tensor) -> lis
     (launches, the plan's scratch, its int64 words).
     The parameters are those Triton 3.6's launcher passes (driver.py, make_launcher): each
     parameter of the signature that is not a constexpr, then the global and profile scratch
-    pointers (null: both sizes are 0 here)."""
+    pointers (null: both sizes are 0 here). A plan in parts (parts.py) has no replay of its own:
+    its calls stay in Python."""
     d = _DECIDED.get(key(decide, x2d, out, None))
     enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
     if d is None or not d.replay or getattr(enter, "calls", enter) \

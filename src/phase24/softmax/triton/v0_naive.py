@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from phase24.softmax.args import SoftmaxArgumentError
-from phase24.softmax.triton import common
+from phase24.softmax.triton import common, parts
 from phase24.softmax.triton.common import LOG2E, Launch, Plan, next_pow2
 
 MAX_N = 65536
@@ -36,6 +36,10 @@ def decide(x2d, out, config=None) -> Plan:
         raise SoftmaxArgumentError(
             f"triton-naive: rows of {n} values do not fit in one block (at most {MAX_N}); use "
             "'triton', which splits long rows")
+    split = parts.split_rows(decide, x2d, out, config, 1, scratch=False, rung="triton-naive",
+                              items="rows")  # a grid of m programs, below 2^31 in each launch
+    if split:
+        return split
     bn = next_pow2(n)
     warps = 4 if bn <= 2048 else 8 if bn <= 8192 else 16 if bn <= 16384 else 32
     return Plan((Launch("triton-naive", naive_kernel, m, (n, x2d.stride(0)),

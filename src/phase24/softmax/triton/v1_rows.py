@@ -17,7 +17,7 @@ import triton
 import triton.language as tl
 
 from phase24.softmax.args import SoftmaxArgumentError
-from phase24.softmax.triton import common
+from phase24.softmax.triton import common, parts
 from phase24.softmax.triton.common import LOG2E, Launch, Plan, cdiv, next_pow2
 
 MAX_BLOCK_N = 32768
@@ -71,6 +71,10 @@ def decide(x2d, out, config: Config | None = None) -> Plan:
         raise SoftmaxArgumentError(
             f"triton-v1: rows of {n} values are longer than a tile holds (at most {MAX_BLOCK_N}); "
             "use 'triton', which splits long rows")
+    split = parts.split_rows(decide, x2d, out, config, 1, scratch=False, rung="triton-v1",
+                              items="rows")  # rows (pid * BLOCK_M + ...) below 2^31 a launch
+    if split:
+        return split
     c = config or default_config(n)
     return Plan((Launch("triton-v1", rows_kernel, cdiv(m, c.block_m), (m, n, x2d.stride(0)),
                         dict(BLOCK_M=c.block_m, BLOCK_N=bn, num_warps=c.num_warps)),), launch)

@@ -16,7 +16,7 @@ import dataclasses
 import triton
 import triton.language as tl
 
-from phase24.softmax.triton import common
+from phase24.softmax.triton import common, parts
 from phase24.softmax.triton.common import LOG2E, Launch, Plan, cdiv, next_pow2, prev_pow2
 
 
@@ -83,6 +83,10 @@ def decide(x2d, out, config: Config | None = None) -> Plan:
     m, n = x2d.shape
     c = config or default_config(m, n, common.num_sms(x2d.device))
     s = cdiv(n, c.seg)
+    split = parts.split_rows(decide, x2d, out, config, s, scratch=True, rung="triton-v2",
+                              items="chunks")  # a program and a float32 pair per chunk
+    if split:
+        return split
     args = (n, x2d.stride(0), s)
     return Plan((Launch("triton-v2", partials_kernel, m * s, args,
                         dict(SEG=c.seg, num_warps=c.num_warps)),

@@ -16,8 +16,9 @@ after another, so there: one program, and rows of at most two chunks.
 16-bit rows are loaded and stored as 32-bit words of two values (PAIRS) where the row and its
 start allow it: the chunk in flight takes half the registers.
 Prediction: one read instead of two: from v2's 2/3 of copy towards the copy itself.
-Limit: rows of at most MAX_CHUNKS chunks, fewer than 2^31 chunks in all, and rows that span at
-most two steps of the programs resident at once; elsewhere triton-v2 runs.
+Limit: rows of at most MAX_CHUNKS chunks that span at most two steps of the programs resident
+at once; elsewhere triton-v2 runs. More chunks than one launch takes run in parts of the rows
+(parts.py).
 """
 
 import dataclasses
@@ -26,7 +27,7 @@ import torch
 import triton
 import triton.language as tl
 
-from phase24.softmax.triton import common, v2_split
+from phase24.softmax.triton import common, parts, v2_split
 from phase24.softmax.triton.common import (DEADLINE_NS, HEAD, INTERPRETED, LOG2E, Launch, Plan,
                                            cdiv, fallback, next_pow2)
 
@@ -246,19 +247,21 @@ def decide(x2d, out, config: Config | None = None) -> Plan:
     s = cdiv(n, c.seg)
     if s > MAX_CHUNKS:
         return fallback(v2_split.decide(x2d, out), f"triton-v3: {s} chunks a row > {MAX_CHUNKS}")
+    if INTERPRETED and s > 2:  # (one program there: see below)
+        return fallback(v2_split.decide(x2d, out),
+                        "triton-v3: the interpreter runs one program at a time, and "
+                        f"rows of {s} chunks > 2 would wait for another")
+    split = parts.split_rows(decide, x2d, out, config, s, scratch=True, rung="triton-v3",
+                              items="chunks")  # a word a chunk; items + a few grids < 2^31
+    if split:
+        return split
     pairs = (elem == 2 and n % 2 == 0 and x2d.stride(0) % 2 == 0 and x2d.data_ptr() % 4 == 0
              and out.data_ptr() % 4 == 0)
     meta = dict(SEG=c.seg, PAIRS=pairs, NEG_PAIR=NEG_INF_PAIR[x2d.dtype] if pairs else 0,
                 PBLOCK=max(16, next_pow2(s)), GPU=not INTERPRETED, num_warps=c.num_warps)
     k = Launch("triton-v3", lagged_kernel, 1, (m, n, x2d.stride(0), s, DEADLINE_NS), meta)
     total = m * s
-    if total >= 2**31:
-        return fallback(v2_split.decide(x2d, out), f"triton-v3: {total} chunks in all >= 2^31")
     if INTERPRETED:  # programs run one after another: one program, whose waits it satisfies
-        if s > 2:
-            return fallback(v2_split.decide(x2d, out),
-                            "triton-v3: the interpreter runs one program at a time, and "
-                            f"rows of {s} chunks > 2 would wait for another")
         grid = 1
     else:
         if c.maxnreg:

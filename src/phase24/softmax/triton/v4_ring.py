@@ -22,7 +22,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
-from phase24.softmax.triton import common, v3_lagged
+from phase24.softmax.triton import common, parts, v3_lagged
 from phase24.softmax.triton.common import (DEADLINE_NS, LOG2E, Launch, Plan, cdiv, fallback,
                                            next_pow2)
 from phase24.softmax.triton.v3_lagged import (end_of_launch, launch_tag, load_words, now, publish,
@@ -191,10 +191,12 @@ def decide(x2d, out, config: Config | None = None) -> Plan:
     why = gluon_applies(x2d, out, (c.lag + c.ahead + 1) * c.seg * elem)
     if not why and s > v3_lagged.MAX_CHUNKS:
         why = f"{s} chunks a row > {v3_lagged.MAX_CHUNKS}"
-    if not why and m * s >= 2**31:
-        why = f"{m * s} chunks in all >= 2^31"
     if why:
         return fallback(v3_lagged.decide(x2d, out), f"triton-v4: {why}")
+    split = parts.split_rows(decide, x2d, out, config, s, scratch=True, rung="triton-v4",
+                              items="chunks")  # a word a chunk; items + a few grids < 2^31
+    if split:
+        return split
     meta = dict(SEG=c.seg, VEC=16 // elem, LAG=c.lag, AHEAD=c.ahead,
                 PBLOCK=max(32, next_pow2(s)), EVEN=n % c.seg == 0, num_warps=c.num_warps,
                 launch_cooperative_grid=True)

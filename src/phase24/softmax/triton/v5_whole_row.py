@@ -22,7 +22,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
-from phase24.softmax.triton import common, v4_ring
+from phase24.softmax.triton import common, parts, v4_ring
 from phase24.softmax.triton.common import DEADLINE_NS, LOG2E, Launch, Plan, cdiv, fallback
 from phase24.softmax.triton.v3_lagged import (end_of_launch, launch_tag, load_words, publish,
                                               unpack)
@@ -157,6 +157,10 @@ def decide(x2d, out, config: Config | None = None) -> Plan:
               f"more than {MAX_SPLIT} programs share a row"
     if why:
         return fallback(v4_ring.decide(x2d, out), f"triton-v5: {why}")
+    split = parts.split_rows(decide, x2d, out, config, c.split, scratch=c.split > 1,
+                              rung="triton-v5", items="slices")  # rows + a few grids < 2^31
+    if split:
+        return split
     meta = dict(VEC=vec, R=c.seg // (32 * c.num_warps * vec), NCH=nch, SPLIT=c.split,
                 EVEN=n == c.split * nch * c.seg, num_warps=c.num_warps)
     if c.split > 1:
