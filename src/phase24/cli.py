@@ -92,17 +92,20 @@ def cmd_build(args) -> int:
     with fastcall_built():  # the C++ call path, beside the kernels (bridge/fastcall.py)
         prebuild(jobs)  # a cold cache: every file at once, in parallel
     sources = list(dict.fromkeys(src for src, _ in jobs))
+    # a file by its operation and name: softmax/v0_naive.cu, gemm/v0_naive.cu, vector_add.cu
+    label = {s: (f"{s.parent.parent.name}/{s.name}" if s.parent.name == "cuda" else s.name)
+             for s in sources}
     out("ptxas's resource report: registers per thread (min-max over a file's kernels), static "
         "shared\nmemory (max), bytes spilled to local memory or stack (must be 0)")
     cols = Columns(["file", "arch", "kernels", "registers", "smem B", "spill B", "time"],
-                   [max(len(s.name) for s in sources), 6, 7, 9, 6, 7, 8],
+                   [max(len(v) for v in label.values()), 6, 7, 9, 6, 7, 8],
                    right={"kernels", "registers", "smem B", "spill B", "time"})
     cols.header()
     bad = 0
     for src in sources:
         for arch in args.arch:
             if src.name in hopper_only and not arch.startswith("sm_90"):
-                cols.row([src.name, arch, "-", "Hopper-only by design", "", "", ""])
+                cols.row([label[src], arch, "-", "Hopper-only by design", "", "", ""])
                 continue
             t0 = time.monotonic()
             try:
@@ -113,7 +116,7 @@ def cmd_build(args) -> int:
             regs = [k.registers for k in ks]
             spills = sum(k.spills + k.stack_bytes for k in ks)
             bad += spills > 0
-            cols.row([src.name, arch, str(len(regs)), f"{min(regs)}-{max(regs)}",
+            cols.row([label[src], arch, str(len(regs)), f"{min(regs)}-{max(regs)}",
                       str(max(k.shared_bytes for k in ks)), str(spills),
                       f"{time.monotonic() - t0:.1f} s"], "FAIL: spills" if spills else "")
     return 1 if bad else 0
