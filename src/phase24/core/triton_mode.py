@@ -43,8 +43,7 @@ def install_interpreter_numpy_fix() -> None:
     The interpreter holds every scalar as a 1-element array and converts it with ``int(array)``,
     which NumPy 2.4 refuses ("only 0-dimensional arrays can be converted to Python scalars"), so
     ``for i in range(n)`` with a kernel argument ``n`` fails there. This wraps the interpreter's
-    patching of ``tl.tensor`` so that ``__index__`` reads the single element instead. Idempotent,
-    and the same mark as softmax/triton/common.py's copy, so the two never stack.
+    patching of ``tl.tensor`` so that ``__index__`` reads the single element instead. Idempotent.
     """
     import triton.runtime.interpreter as interp
 

@@ -358,30 +358,7 @@ def exchange_words(device: torch.device, words: int) -> torch.Tensor:
     return buf
 
 
-def install_interpreter_numpy_fix() -> None:
-    """Let Triton 3.6's interpreter use runtime ints as loop bounds under NumPy >= 2.4.
-
-    The interpreter holds every scalar as a 1-element array and converts it with ``int(array)``,
-    which NumPy 2.4 refuses ("only 0-dimensional arrays can be converted to Python scalars"), so
-    ``for i in range(n)`` with a kernel argument ``n`` fails there. This wraps the interpreter's
-    patching of ``tl.tensor`` so ``__index__`` reads the single element instead. Idempotent.
-    """
-    import triton.runtime.interpreter as interp
-
-    if getattr(interp._patch_lang_tensor, "_phase24_fix", False):
-        return
-    original = interp._patch_lang_tensor
-
-    def patched(tensor, scope):
-        original(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
-
-    patched._phase24_fix = True
-    interp._patch_lang_tensor = patched
-
-
-if INTERPRETED:
-    install_interpreter_numpy_fix()
+if INTERPRETED:  # (core/triton_mode.py fixes the interpreter for NumPy 2.4)
     # NumPy warns where the interpreter computes -inf - -inf and the like, on purpose (NaN rows).
     warnings.filterwarnings("ignore", category=RuntimeWarning,
                             module=r"triton\.runtime\.interpreter")
