@@ -75,7 +75,7 @@ def test_a_python_file_that_cannot_be_graded(tmp_path, name, text, said):
     (["profile", "softmax", "--shape", "banana"], "--shape: bad shape 'banana': write MxN"),
     (["profile", "softmax", "--shape", "0x5"], "--shape: bad shape '0x5': M and N must be"),
     (["profile", "softmax", "--impl", "cuda-v99"], "unknown implementation(s) cuda-v99"),
-    (["results", "nosuch"], "unknown operation 'nosuch': the lab has softmax"),
+    (["results", "nosuch"], "unknown operation 'nosuch': the lab has gemm, softmax"),
     (["build", "--arch", "sm_75"], "invalid choice: 'sm_75'"),
 ])
 def test_a_bad_argument_is_one_line(argv, said):
