@@ -21,20 +21,13 @@ import torch
 
 from phase24.core import tuned
 from phase24.core.dtypes import TAG
+from phase24.core.plans import cdiv, fallback, next_pow2  # noqa: F401  (for the rungs)
 from phase24.core.triton_mode import INTERPRETED, interpreted
 from phase24.gemm.args import GemmArgumentError
 
 INTERPRETER_SMS = 4           # the "SMs" a heuristic sizes grids for in the interpreter
 INTERPRETER_SMEM = 96 * 1024  # the shared memory a heuristic assumes there (bounds the tiles)
 TABLE = Path(__file__).resolve().parent / "triton_configs.json"
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def next_pow2(n: int) -> int:
-    return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,11 +58,6 @@ class Plan:
     def describe(self) -> str:
         text = "; then ".join(launch.describe() for launch in self.launches)
         return f"{text} [{self.note}]" if self.note else text
-
-
-def fallback(plan: Plan, why: str) -> Plan:
-    """``plan`` (another rung's), with the reason the asking rung gave it the shape."""
-    return dataclasses.replace(plan, note=why + (f"; {plan.note}" if plan.note else ""))
 
 
 # ---- decided once per key, then launched --------------------------------------------------------

@@ -28,6 +28,7 @@ import triton.language as tl
 from triton import knobs
 
 from phase24.bridge.driver_launch import current_context
+from phase24.core.plans import cdiv, fallback, next_pow2, prev_pow2  # noqa: F401  (for the rungs)
 from phase24.core.triton_mode import INTERPRETED, interpreted  # noqa: F401  (re-exported)
 from phase24.bridge.fastcall import forget_all
 
@@ -36,18 +37,6 @@ DEADLINE_NS = 10**10  # a wait longer than this is a bug: the kernel stops with 
 
 
 INTERPRETER_SMS = 4  # the "SMs" a launcher sizes grids for in the interpreter
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def next_pow2(n: int) -> int:
-    return 1 if n <= 1 else 1 << (n - 1).bit_length()
-
-
-def prev_pow2(n: int) -> int:
-    return 1 if n <= 1 else 1 << (n.bit_length() - 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,11 +87,6 @@ class Plan:
         else:
             text = "; then ".join(launch.describe() for launch in self.launches)
         return f"{text} [{self.note}]" if self.note else text
-
-
-def fallback(plan: Plan, why: str) -> Plan:
-    """``plan`` (another rung's), with the reason the asking rung gave it the shape."""
-    return dataclasses.replace(plan, note=why + (f"; {plan.note}" if plan.note else ""))
 
 
 # ---- decided once per key, then replayed --------------------------------------------------------
