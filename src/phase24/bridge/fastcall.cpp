@@ -117,6 +117,14 @@ struct KeyHash {
   }
 };
 
+// The one place a key is made: Python's plan-learning (`key_of`) and `call` both use it.
+Key make_key(const at::Tensor &x, const at::Tensor &out) {
+  const auto xa = reinterpret_cast<uintptr_t>(x.data_ptr());
+  const auto oa = reinterpret_cast<uintptr_t>(out.data_ptr());
+  return Key{x.numel() / x.size(-1), x.size(-1), static_cast<int>(x.scalar_type()), x.get_device(),
+             static_cast<int>(xa % 16), static_cast<int>(oa % 16)};
+}
+
 bool supported(at::ScalarType t) {
   return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
 }
@@ -128,15 +136,31 @@ const at::Tensor *plain_tensor(py::handle h) {
 
 constexpr size_t MAX_PARAMS = 32;
 
+Key key_from(py::handle xh, py::handle outh) {
+  const at::Tensor *x = plain_tensor(xh), *out = plain_tensor(outh);
+  if (!x || !out || x->dim() == 0 || x->numel() == 0)
+    throw std::invalid_argument("a key needs two plain tensors with values");
+  return make_key(*x, *out);
+}
+
+// The key as a tuple (Python keeps each plan's kernels alive under it), or None where `call`
+// would never find one: a subclass, an empty tensor.
+py::object key_of(py::handle xh, py::handle outh) {
+  const at::Tensor *x = plain_tensor(xh), *out = plain_tensor(outh);
+  if (!x || !out || x->dim() == 0 || x->numel() == 0) return py::none();
+  const Key k = make_key(*x, *out);
+  return py::make_tuple(k.rows, k.cols, k.dtype, k.device, k.x_align, k.out_align);
+}
+
 class Plans {
  public:
   // max_row: rows of this many values or more are refused by Python (with its message).
   // max_keys: plans kept; all are dropped beyond (a model whose shapes keep changing).
   Plans(int64_t max_row, size_t max_keys) : max_row_(max_row), max_keys_(max_keys) {}
 
-  void add(py::tuple key, py::list launches, int scratch, int64_t words) {
-    Key k{key[0].cast<int64_t>(), key[1].cast<int64_t>(), key[2].cast<int>(),
-          key[3].cast<int>(), key[4].cast<int>(), key[5].cast<int>()};
+  // x, out: the tensors of the call in Python that decided `launches`; they give the key.
+  void add(py::handle xh, py::handle outh, py::list launches, int scratch, int64_t words) {
+    const Key k = key_from(xh, outh);
     if (scratch < NONE || scratch > EXCHANGE || (scratch != NONE && words <= 0))
       throw std::invalid_argument("scratch must be 0 (none), 1 (fresh) or 2 (exchange), with words");
     Plan plan{{}, static_cast<Scratch>(scratch), words};
@@ -193,10 +217,7 @@ class Plans {
         return py::none();
       out = *op;
     }
-    const auto xa = reinterpret_cast<uintptr_t>(x.data_ptr());
-    const auto oa = reinterpret_cast<uintptr_t>(out.data_ptr());
-    const Key k{numel / cols, cols, static_cast<int>(x.scalar_type()), device,
-                static_cast<int>(xa % 16), static_cast<int>(oa % 16)};
+    const Key k = make_key(x, out);
 
     std::shared_lock lock(mutex_);
     auto it = plans_.find(k);
@@ -216,7 +237,8 @@ class Plans {
         return py::none();
       scratch = exchange(x, stream, plan.words);
     }
-    const uint64_t base[3] = {static_cast<uint64_t>(xa), static_cast<uint64_t>(oa),
+    const uint64_t base[3] = {reinterpret_cast<uint64_t>(x.data_ptr()),
+                              reinterpret_cast<uint64_t>(out.data_ptr()),
                               scratch.defined() ? reinterpret_cast<uint64_t>(scratch.data_ptr()) : 0};
     for (const Launch &l : plan.launches) {
       uint64_t values[MAX_PARAMS];
@@ -286,4 +308,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def("clear", &Plans::clear)
       .def("__len__", &Plans::size)
       .def("call", &Plans::call);
+  m.def("key_of", &key_of);
 }
