@@ -152,10 +152,11 @@ def learner(path: Path) -> tuple:
         from phase24.softmax.learner_triton import load_learner_softmax
 
         return load_learner_softmax(path), [], None
+    from phase24.harness.learner_cu import notes
     from phase24.softmax.learner_cuda import load_learner_softmax
 
     fn, covered = load_learner_softmax(path)
-    return fn, [(f"ABI: {fn.abi.summary()}", bool(fn.abi.problems))], covered
+    return fn, notes(fn.abi), covered
 
 
 def compile_only(path: Path) -> int:
