@@ -119,15 +119,22 @@ def not_here(name: str) -> str | None:
 
 
 def learner(path: Path) -> tuple:
-    from phase24.gemm.args import GemmArgumentError
+    """A learner's file as (matmul callable, notes [(text, failed)], dtypes it covers)."""
+    if path.suffix == ".py":
+        from phase24.gemm.learner_triton import load_learner_gemm
 
-    raise GemmArgumentError(f"{path.name}: grading a learner's GEMM file is not available yet; "
-                            "check gemm checks the lab's own implementations")
+        return load_learner_gemm(path)
+    from phase24.gemm.learner_cuda import load_learner_gemm
+    from phase24.harness.learner_cu import notes
+
+    fn, covered = load_learner_gemm(path)
+    return fn, notes(fn.abi), covered
 
 
 def compile_only(path: Path) -> int:
-    print(f"{path.name}: grading a learner's GEMM file is not available yet")
-    return 1
+    from phase24.gemm.learner_cuda import compile_only as compile_
+
+    return compile_(path)
 
 
 def plot(result: dict, path: Path) -> Path:

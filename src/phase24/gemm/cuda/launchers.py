@@ -33,19 +33,27 @@ def _kernel(source: str, name: str) -> Kernel:
 
 
 def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-    """Launch configuration `config` of rung `kind` on one tile of C per block. A grid of more
-    than MAX_GRID blocks is split into launches over bands of rows of C."""
+    """Launch configuration `config` of rung `kind` on one tile of C per block."""
+    launch_tiles(_kernel(source(kind), kernel_name(kind, config, a.dtype)), tile(kind, config),
+                 threads(kind, config), a, b, c, f"cuda-{kind}")
+
+
+def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, b: torch.Tensor,
+                 c: torch.Tensor, name: str) -> None:
+    """Launch a kernel of the GEMM ABI (export.cuh; a learner's kernel follows it too) with
+    ``block`` threads a block, one block per ``tile_mn`` (rows, columns) tile of C on a 1-D grid.
+    A grid of more than MAX_GRID blocks is split into launches over bands of rows of C."""
     (m, k), n = a.shape, b.shape[1]
     if max(m, n, k) > MAX_SIZE:
-        raise GemmArgumentError(f"cuda-{kind}: M, N and K must each be below 2^31 "
+        raise GemmArgumentError(f"{name}: M, N and K must each be below 2^31 "
                                 f"(got {m} x {n} x {k})")
-    kernel = _kernel(source(kind), kernel_name(kind, config, a.dtype))
-    rows, cols = tile(kind, config)
-    band = (MAX_GRID // -(-n // cols)) * rows  # rows of C whose tiles fit one grid
+    rows, cols = tile_mn
+    tiles_n = -(-n // cols)
+    band = (MAX_GRID // tiles_n) * rows  # rows of C whose tiles fit one grid
     for start in range(0, m, band):
         stop = min(m, start + band)
-        kernel.launch(blocks(kind, config, stop - start, n), threads(kind, config), a[start:stop],
-                      b, c[start:stop], np.int32(stop - start), np.int32(n), np.int32(k))
+        kernel.launch(-(-(stop - start) // rows) * tiles_n, block, a[start:stop], b,
+                      c[start:stop], np.int32(stop - start), np.int32(n), np.int32(k))
 
 
 def sm_count(device=None) -> int:
