@@ -222,3 +222,28 @@ def test_the_cu_launch_shape_is_read_from_the_defines():
                         "f.cu") == ((8, 32), 128)
     with pytest.raises(GemmArgumentError, match="f.cu: #define TILE_N 0: a block needs"):
         launch_shape("#define TILE_N 0\n", "f.cu")
+
+
+def test_a_cu_files_kernel_is_launched_with_its_tile_and_threads(tmp_path, monkeypatch):
+    """What a GPU would be asked (the kernel replaced by one that records its launches): one
+    block of THREADS threads per TILE_M x TILE_N tile of C, partial tiles included."""
+    from phase24.gemm import learner_cuda
+    from phase24.gemm.args import GemmArgumentError
+    from phase24.harness import learner_cu
+
+    seen = []
+
+    class Recorder:
+        def launch(self, grid, block, a, b, c, m, n, k):
+            seen.append((grid, block, a.shape[0], c.shape[0], int(m), int(n), int(k)))
+
+    monkeypatch.setattr(learner_cu, "load", lambda path, abi, flags: ("abi",
+                                                                      {torch.float32: Recorder()}))
+    monkeypatch.setattr(learner_cuda, "entry", lambda name, tiles: (lambda *t: tiles(*t)))
+    path = mine(tmp_path, "mine.cu", "#define TILE_M 4\n#define TILE_N 32\n#define THREADS 128\n")
+    matmul, covered = learner_cuda.load_learner_gemm(path)
+    assert covered == [torch.float32] and matmul.abi == "abi"
+    matmul(torch.zeros(10, 3), torch.zeros(3, 70), torch.zeros(10, 70))
+    assert seen == [(3 * 3, 128, 10, 10, 10, 70, 3)]  # ceil(10 / 4) x ceil(70 / 32) tiles
+    with pytest.raises(GemmArgumentError, match="mine.cu has no kernel for torch.float16"):
+        matmul(*(torch.zeros(2, 2, dtype=torch.float16) for _ in range(3)))
