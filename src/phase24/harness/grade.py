@@ -183,7 +183,9 @@ def check(op: Op, args) -> int:
     spec["seed"] = seed
     out(f"seed {seed} (replay it with --seed {seed})")
     out(f"tolerances, rtol/atol: {op.tolerances}")
-    table = Table(op, seed, LOGS / f"{op.name}-{seed}.log")
+    # A learner's file has its own log: two checks of different files never share one.
+    subject = f"-{Path(args.file).name}" if args.file else ""
+    table = Table(op, seed, LOGS / f"{op.name}{subject}-{seed}.log")
     try:
         Run(spec, args.timeout, load_timeout=args.load_timeout).run(
             table.ready, table.verdict, table.note)
