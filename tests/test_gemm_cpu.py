@@ -133,3 +133,13 @@ def test_check_gemm_runs_on_a_cpu_and_says_what_needs_a_gpu():
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     out = done.stdout + done.stderr
     assert "Traceback" not in out and "cublas" in out and "GPU" in out, out
+
+
+def test_the_default_sweep_leaves_the_slowest_rungs_out_of_the_largest_shapes():
+    from phase24.gemm.spec import OP
+
+    assert OP.not_swept("cuda-naive", (4096, 4096, 4096))
+    assert OP.not_swept("cuda-v1", (4096, 4096, 11008))
+    assert OP.not_swept("cuda-naive", (2048, 2048, 2048)) is None
+    assert all(OP.not_swept(name, (8192, 8192, 8192)) is None
+               for name in ("cublas", "cuda", "cuda-v6", "triton", "triton-naive"))

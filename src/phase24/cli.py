@@ -174,7 +174,8 @@ def cmd_bench(args) -> int:
     with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:
         result = bench.run_bench(op, {n: every[n] for n in names}, args.dtype,
                                  shapes or op.shapes(), progress,
-                                 on_shape=None if console.is_terminal else print_flush)
+                                 on_shape=None if console.is_terminal else print_flush,
+                                 sweep=not shapes)
     from phase24.core.provenance import gpu_slug
 
     folder = Path(args.out) if args.out else RESULTS / gpu_slug(result["gpu"]) / op.name

@@ -72,3 +72,6 @@ class Op:
     extra_name: str = "extra"                    # the checker's column for Comparison.extra
     few_shapes: tuple = ()                       # shapes where a caller's per-call time counts
     flops: Callable[[tuple], int] | None = None  # a shape's arithmetic, for TFLOP/s in records
+    # Why the benchmark's default sweep leaves (implementation, shape) out, or None: a call too
+    # slow to time in a sweep (a naive GEMM at 8192^3 takes seconds), asked for by --shapes still.
+    not_swept: Callable[[str, tuple], str | None] = lambda name, shape: None

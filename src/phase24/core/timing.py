@@ -12,7 +12,9 @@
   includes what of the host's work the GPU waited for, though the flush still hides up to
   ~70 us of it.
 
-Every figure is a median over many repetitions after a warm-up.
+Every figure is a median over repetitions after a warm-up: as many as fit a fixed time (at
+least 20 loops, graphs of 20 calls, for the microseconds a softmax takes), down to 3 to 5 for a
+call of tens of milliseconds (a naive GEMM at 8192^3), whose median is steady.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import torch
 _flush: torch.Tensor | None = None
 
 
-def _estimate_ms(fn) -> float:
+def call_ms(fn) -> float:
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -34,15 +36,16 @@ def _estimate_ms(fn) -> float:
     return max(start.elapsed_time(end) / 5, 1e-3)
 
 
-def flushed_us(fn, warmup_ms: float = 25, rep_ms: float = 100, host: bool = False) -> float:
+def flushed_us(fn, warmup_ms: float = 25, rep_ms: float = 100, host: bool = False,
+               estimate_ms: float | None = None) -> float:
     """Median time of ``fn()`` in microseconds, L2 flushed before each call (module docstring)."""
     global _flush
     if _flush is None:
         _flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
-    estimate_ms = _estimate_ms(fn)
+    estimate_ms = estimate_ms or call_ms(fn)
     for _ in range(max(1, int(warmup_ms / estimate_ms))):
         fn()
-    n = min(1000, max(10, int(rep_ms / estimate_ms)))
+    n = min(1000, max(10 if estimate_ms < 10 else 5, int(rep_ms / estimate_ms)))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     for i in range(n):
@@ -57,10 +60,10 @@ def flushed_us(fn, warmup_ms: float = 25, rep_ms: float = 100, host: bool = Fals
     return 1000.0 * times[len(times) // 2]
 
 
-def loop_us(fn, rep_ms: float = 50, rounds: int = 5) -> float:
+def loop_us(fn, rep_ms: float = 50, rounds: int = 5, estimate_ms: float | None = None) -> float:
     """A caller's time per call of back-to-back calls: the median over ``rounds`` loops."""
-    estimate_ms = _estimate_ms(fn)
-    n = min(2000, max(20, int(rep_ms / rounds / estimate_ms)))
+    estimate_ms = estimate_ms or call_ms(fn)
+    n = min(2000, max(20 if estimate_ms < 1 else 3, int(rep_ms / rounds / estimate_ms)))
     for _ in range(n):
         fn()
     times = []
@@ -76,10 +79,14 @@ def loop_us(fn, rep_ms: float = 50, rounds: int = 5) -> float:
     return 1000.0 * sorted(times)[len(times) // 2]
 
 
-def gpu_us(fn, calls: int = 20, rounds: int = 10) -> float | None:
+def gpu_us(fn, calls: int = 20, rounds: int = 10, estimate_ms: float | None = None,
+           rep_ms: float = 200) -> float | None:
     """The GPU's time per call: ``calls`` calls captured in a CUDA graph, replayed ``rounds``
-    times, the median per call. None when ``fn`` cannot be captured (it synchronises, say)."""
-    fn()
+    times, the median per call (fewer of both where they would take over ``rep_ms``). None when
+    ``fn`` cannot be captured (it synchronises, say)."""
+    estimate_ms = estimate_ms or call_ms(fn)
+    calls = max(1, min(calls, int(rep_ms / rounds / estimate_ms)))
+    rounds = max(3, min(rounds, int(rep_ms / calls / estimate_ms)))
     torch.cuda.synchronize()
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())

@@ -59,18 +59,20 @@ def verify(op: Op, out: torch.Tensor, inputs: tuple, rows: int = 16) -> str:
 
 def times(fn) -> dict:
     """The four times of ``fn()`` (module docstring), rounded to the nanosecond."""
-    gpu = timing.gpu_us(fn)
-    return {"us": round(timing.flushed_us(fn), 3),
-            "host_us": round(timing.flushed_us(fn, host=True), 3),
+    est = timing.call_ms(fn)  # one estimate sets how many repetitions each time takes
+    gpu = timing.gpu_us(fn, estimate_ms=est)
+    return {"us": round(timing.flushed_us(fn, estimate_ms=est), 3),
+            "host_us": round(timing.flushed_us(fn, host=True, estimate_ms=est), 3),
             "gpu_us": None if gpu is None else round(gpu, 3),
-            "loop_us": round(timing.loop_us(fn), 3)}
+            "loop_us": round(timing.loop_us(fn, estimate_ms=est), 3)}
 
 
 def run_bench(op: Op, impls: dict, dtypes: list[str], shapes: list[tuple], progress=None,
-              peers: dict | None = None, on_shape=None) -> dict:
+              peers: dict | None = None, on_shape=None, sweep: bool = False) -> dict:
     """Time the baseline (the first of the operation's implementations, each speed-up's
     reference, asked for or not), ``impls`` and the installed peers on every shape;
-    ``on_shape(line)`` hears a line as each shape is done."""
+    ``on_shape(line)`` hears a line as each shape is done. ``sweep``: the default shapes, where
+    ``op.not_swept`` leaves out what is too slow to time there."""
     every = op.implementations()
     baseline = next(iter(every))
     peers = op.peers() if peers is None else peers
@@ -91,6 +93,12 @@ def run_bench(op: Op, impls: dict, dtypes: list[str], shapes: list[tuple], progr
             for name, fn in impls.items():
                 if progress:
                     progress.update(task, description=f"{name} {dtname} {label}")
+                skip = sweep and op.not_swept(name, shape)
+                if skip:
+                    refused.append(f"{name} {dtname} {label}: {skip}")
+                    if progress:
+                        progress.advance(task)
+                    continue
                 call = (lambda fn=fn: fn(*inputs))
                 try:
                     out = call()

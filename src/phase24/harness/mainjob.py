@@ -32,17 +32,21 @@ def steps(gpu: bool) -> list[tuple[str, list[str]]]:
 
 
 def steps_with_build(gpu: bool) -> list[tuple[str, list[str]]]:
+    from phase24.harness.ops import OPERATIONS, get
+    from phase24.harness.report import recorded
+
     todo = [("doctor", ["doctor", "--no-ncu"])]
     if gpu:
-        todo += [("hello (lab 00)", ["hello"])] + _build_for_this_gpu() + [
-                 ("check softmax (torch, cuda, triton)",
-                  ["check", "softmax", "--impl", "torch", "cuda", "triton"]),
-                 ("bench softmax (torch, cuda, triton)",
-                  ["bench", "softmax", "--impl", "torch", "cuda", "triton"])]
+        todo += [("hello (lab 00)", ["hello"])] + _build_for_this_gpu()
+        for name in OPERATIONS:  # each operation's main implementations, checked then timed
+            main = list(get(name).main)
+            todo += [(f"{verb} {name} ({', '.join(main)})", [verb, name, "--impl", *main])
+                     for verb in ("check", "bench")]
     else:
-        todo += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"]),
-                 ("check softmax (Triton's interpreter)", ["check", "softmax"]),
-                 ("recorded H200 results", ["results", "softmax"])]
+        todo += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"])]
+        todo += [(f"check {name} (Triton's interpreter)", ["check", name]) for name in OPERATIONS]
+        todo += [(f"recorded results ({name})", ["results", name]) for name in OPERATIONS
+                 if recorded(get(name))]
     return todo + [("MiniGPT parity report (NumPy vs PyTorch, float64)", ["minigpt", "parity"])]
 
 
