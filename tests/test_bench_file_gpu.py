@@ -4,13 +4,13 @@ the history, which prints the best so far; a file that fails its check is not ti
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from bench_file_checks import assert_timed
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "tests" / "learner_files"
@@ -49,17 +49,7 @@ def test_a_solved_file_is_timed_beside_torch_and_the_copy(tmp_path, which):
     rc, out = bench(path, history)
     assert rc == 0, out
     print(out)  # the times, in the GPU session's log
-    assert "passed, 0 failed" in out  # the check ran first
-    head = next(line for line in out.splitlines() if line.startswith("dtype "))
-    assert head.split() == ["dtype", "shape", "us", "gpu_us", "loop_us", "torch", "us", "copy",
-                            "us", "vs", "torch", "%", "copy"], head
-    for shape in SHAPES:
-        row = next(line for line in out.splitlines() if line.startswith(f"float32   {shape}"))
-        cells = row.split()[2:]
-        assert len(cells) == 7 and all(re.fullmatch(r"[\d.]+x?%?", c) for c in cells), row
-        assert float(cells[0]) > 0 and float(cells[3]) > 0 and float(cells[4]) > 0, row
-    lines = (history / "softmax.jsonl").read_text().splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["ok"] and "your best so far" in out
+    assert_timed(out, "float32", SHAPES, "torch", history / "softmax.jsonl")
     rc, out = bench(path, history)  # a second run: appended, and compared with the first
     assert rc == 0 and len((history / "softmax.jsonl").read_text().splitlines()) == 2, out
     assert "2 run(s) with right outputs" in out, out

@@ -6,7 +6,6 @@ the same bytes, its run going to the history; a failing one is not timed."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bench_file_checks import assert_timed
 from committed import committed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,28 +26,17 @@ pytestmark = pytest.mark.gpu
 SOLVED_CU = """    float sum = 0.0f;
     for (int k = 0; k < K; ++k) sum += a[row * K + k] * b[(long long)k * N + col];
 """
-SOLVED_PY = """    for k0 in range(0, K, BLOCK_K):
-        k = k0 + tl.arange(0, BLOCK_K)
-        a = tl.load(a_ptr + rows.to(tl.int64)[:, None] * K + k[None, :],
-                    mask=(rows < M)[:, None] & (k < K)[None, :], other=0.0)
-        b = tl.load(b_ptr + k.to(tl.int64)[:, None] * N + cols[None, :],
-                    mask=(k < K)[:, None] & (cols < N)[None, :], other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")
-"""
 
 
-def solved_starter(folder: Path, suffix: str, tile: tuple[int, int, int] | None = None) -> Path:
-    """The committed starter (my_gemm.cu or my_gemm.py) with its TODO done; a .cu with
-    ``tile`` = (TILE_M, TILE_N, THREADS) in its #defines when given."""
-    text = committed(f"labs/starters/my_gemm{suffix}", folder).read_text()
-    todo, solved = (("    float sum = 0.0f;\n", SOLVED_CU) if suffix == ".cu" else
-                    ("    # Until you do, acc stays 0 and the checker fails.\n", SOLVED_PY))
-    assert text.count(todo) == 1
-    text = text.replace(todo, solved)
-    if tile:
-        for name, value in zip(("TILE_M", "TILE_N", "THREADS"), tile):
-            text = re.sub(rf"^#define {name} \d+$", f"#define {name} {value}", text, flags=re.M)
-    path = folder / "solved" / f"my_gemm{suffix}"
+def solved_starter(folder: Path, tile: tuple[int, int, int]) -> Path:
+    """The committed my_gemm.cu with its TODO done and ``tile`` = (TILE_M, TILE_N, THREADS) in
+    its #defines."""
+    text = committed("labs/starters/my_gemm.cu", folder).read_text()
+    assert text.count("    float sum = 0.0f;\n") == 1
+    text = text.replace("    float sum = 0.0f;\n", SOLVED_CU)
+    for name, value in zip(("TILE_M", "TILE_N", "THREADS"), tile):
+        text = re.sub(rf"^#define {name} \d+$", f"#define {name} {value}", text, flags=re.M)
+    path = folder / "solved" / "my_gemm.cu"
     path.parent.mkdir(exist_ok=True)
     path.write_text(text)
     return path
@@ -96,7 +85,7 @@ def test_a_solved_file_passes_every_case_in_every_dtype(name):
 def test_a_solved_cu_starter_passes_with_the_tile_its_defines_ask_for(tmp_path):
     """4 x 32 tiles of 128 threads: launched with the default 16 x 16 tiles, the grid would have
     half the blocks the file needs, and rows of C would stay NaN."""
-    rc, out = grade(solved_starter(tmp_path, ".cu", (4, 32, 128)), "--dtype", "float32")
+    rc, out = grade(solved_starter(tmp_path, (4, 32, 128)), "--dtype", "float32")
     assert rc == 0 and counts(out) == (every_case(["float32"]), 0), out
 
 
@@ -131,24 +120,14 @@ def bench(path: Path, history: Path) -> tuple[int, str]:
                    ",".join(SHAPES), env={"PHASE24_HISTORY": str(history)})
 
 
-@pytest.mark.parametrize("which", ["solved starter (.py)", "good.cu"])
-def test_a_solved_file_is_timed_beside_cublas_and_the_copy(tmp_path, which):
-    path = solved_starter(tmp_path, ".py") if which.endswith("(.py)") else FILES / "good.cu"
+@pytest.mark.parametrize("name", ["good.py", "good.cu"])
+def test_a_solved_file_is_timed_beside_cublas_and_the_copy(tmp_path, name):
+    path = FILES / name
     history = tmp_path / "history"
     rc, out = bench(path, history)
     assert rc == 0, out
     print(out)  # the times, in the GPU session's log
-    assert "passed, 0 failed" in out  # the check ran first
-    head = next(line for line in out.splitlines() if line.startswith("dtype "))
-    assert head.split() == ["dtype", "shape", "us", "gpu_us", "loop_us", "cublas", "us", "copy",
-                            "us", "vs", "cublas", "%", "copy"], head
-    for shape in SHAPES:
-        row = next(line for line in out.splitlines() if line.startswith(f"float32   {shape}"))
-        cells = row.split()[2:]
-        assert len(cells) == 7 and all(re.fullmatch(r"[\d.]+x?%?", c) for c in cells), row
-        assert float(cells[0]) > 0 and float(cells[3]) > 0 and float(cells[4]) > 0, row
-    lines = (history / "gemm.jsonl").read_text().splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["ok"] and "your best so far" in out
+    assert_timed(out, "float32", SHAPES, "cublas", history / "gemm.jsonl")
 
 
 def test_a_file_that_fails_its_check_is_not_timed(tmp_path):
