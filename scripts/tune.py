@@ -1,10 +1,11 @@
 """Time every candidate configuration of one ladder of one operation on the benchmark's shapes;
 keep the fastest per shape (on a GPU). The ladder's `tuning` module says what to try.
 
-    python3 scripts/tune.py softmax cuda OUT.json     # or: softmax triton
+    python3 scripts/tune.py softmax cuda OUT.json     # or: softmax triton, gemm cuda
 writes OUT.json (every timing, with commit, GPU, driver, versions and date) and OUT_best.json,
 the table the ladder's entry reads (copy it over the ladder's table: softmax/cuda/
-tuned_configs.json, softmax/triton/triton_configs.json; scripts/gpu-session.sh's tune steps do).
+tuned_configs.json, softmax/triton/triton_configs.json, gemm/cuda/tuned_configs.json;
+scripts/gpu-session.sh's tune steps do).
     ... --min-n N --rest-from OLD.json   times only rows of N values or more, the other shapes
 copied from OLD.json (each marked with its run); --few-only --rest-from OLD.json times only the
 operation's few-row shapes; --only KIND ... times only those rungs.
@@ -22,7 +23,8 @@ import sys
 import torch
 
 LADDERS = {("softmax", "cuda"): "phase24.softmax.cuda.tuning",
-           ("softmax", "triton"): "phase24.softmax.triton.tuning"}
+           ("softmax", "triton"): "phase24.softmax.triton.tuning",
+           ("gemm", "cuda"): "phase24.gemm.cuda.tuning"}
 
 
 def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few_only: bool):
@@ -33,44 +35,46 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
 
     copy = copy_gbps()
     baseline_name, baseline = next(iter(op.implementations().items()))
+    fields = op.shape_fields  # ("M", "N") for softmax, ("M", "N", "K") for gemm
     rest = {}
     if rest_from:
         old = read_run(rest_from, "--rest-from")
-        rest = {(e["dtype"], e["M"], e["N"]):  # an entry copied before keeps its own origin
+        rest = {(e["dtype"], *(e[f] for f in fields)):  # an entry copied before keeps its origin
                 {"from": f"{rest_from} (commit {old.get('commit', '?')})", **e}
                 for e in old["shapes"]}
     shapes = []
     for dtname in op.bench_dtypes:
         for shape in op.shapes():
-            m, n = shape
-            if n < min_n or (few_only and shape not in op.few_shapes):
-                shapes.append(rest[(dtname, m, n)])
+            if shape[1] < min_n or (few_only and shape not in op.few_shapes):
+                shapes.append(rest[(dtname, *shape)])
                 continue
-            (x,) = op.make_inputs(shape, DTYPES[dtname])
-            out = torch.empty_like(x)
+            inputs = op.make_inputs(shape, DTYPES[dtname])
+            out = torch.empty_like(baseline(*inputs))
             timings = []
-            for fields, fn in ladder.candidates(x, only):
+            for fields_, fn in ladder.candidates(*inputs, only=only):
                 if fn is None:
-                    timings.append({**fields, "skipped": "falls back"})
+                    timings.append({**fields_, "skipped": "falls back"})
                     continue
                 try:
-                    fn(x, out)
-                    why = verify(op, out, (x,))
-                    us = None if why else flushed_us(lambda: fn(x, out), warmup_ms=5, rep_ms=25)
+                    fn(*inputs, out)
+                    why = verify(op, out, inputs)
+                    us = None if why else flushed_us(lambda: fn(*inputs, out), warmup_ms=5,
+                                                     rep_ms=25)
                 except Exception as err:  # e.g. a cluster size this GPU refuses: report, go on
                     why = f"{type(err).__name__}: {err}"
                 if why:
-                    timings.append({**fields, "skipped": f"wrong or refused: {why}"})
+                    timings.append({**fields_, "skipped": f"wrong or refused: {why}"})
                     continue
-                timings.append({**fields, "us": round(us, 2), "pct_copy": round(
-                    100 * op.bytes_moved(shape, x.dtype) / us / 1e3 / copy, 1)})
-            base = flushed_us(lambda: baseline(x), warmup_ms=5, rep_ms=25)
+                timings.append({**fields_, "us": round(us, 2), "pct_copy": round(
+                    100 * op.bytes_moved(shape, inputs[0].dtype) / us / 1e3 / copy, 1)})
+            base = flushed_us(lambda: baseline(*inputs), warmup_ms=5, rep_ms=25)
             timed = sorted((t for t in timings if "us" in t), key=lambda t: t["us"])
-            shapes.append({"dtype": dtname, "M": m, "N": n, f"{baseline_name}_us": round(base, 2),
+            shapes.append({"dtype": dtname, **dict(zip(fields, shape)),
+                           f"{baseline_name}_us": round(base, 2),
                            "best": timed[0] if timed else None, "all": timings})
-            print(f"{dtname:8s} {m:>8d}x{n:<7d} {baseline_name} {base:8.1f} us  best "
-                  f"{timed[0] if timed else None}", flush=True)
-            x = out = None  # freed before the next shape
+            print(f"{dtname:8s} {'x'.join(map(str, shape)):>18s} {baseline_name} {base:8.1f} us"
+                  f"  best {timed[0] if timed else None}", flush=True)
+            inputs = out = None  # freed before the next shape
             torch.cuda.empty_cache()
     run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
            "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
@@ -95,12 +99,12 @@ def read_run(path: str, option: str) -> dict:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("op", help="the operation (softmax)")
+    p.add_argument("op", help="the operation (softmax, gemm)")
     p.add_argument("ladder", help="its ladder (cuda, triton)")
     p.add_argument("out", nargs="?", help="OUT.json (OUT_best.json is written beside it)")
     p.add_argument("--from", dest="rebuild", nargs=2, metavar=("RUN.json", "BEST.json"),
                    help="rebuild BEST.json from a recorded run (no GPU)")
-    p.add_argument("--min-n", type=int, default=0, help="time only rows of N values or more")
+    p.add_argument("--min-n", type=int, default=0, help="time only shapes whose N is this or more")
     p.add_argument("--few-only", action="store_true", help="time only the few-row shapes")
     p.add_argument("--rest-from", metavar="OLD.json", help="where the shapes not timed come from")
     p.add_argument("--only", nargs="+", help="time only these rungs")

@@ -80,7 +80,7 @@ def _tile_cases(kind, config) -> list[Case]:
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("kind,config", [(k, c) for k in ("v2", "v3", "v4", "v5", "v6")
+@pytest.mark.parametrize("kind,config", [(k, c) for k in ("v2", "v3", "v4", "v5", "v6", "v7")
                                          for c in configs(k)], ids=str)
 def test_every_configuration(kind, config, dtype):
     fn = _forced(kind, config)
@@ -112,4 +112,4 @@ def test_cuda_follows_the_tuned_table(monkeypatch):
     monkeypatch.setattr(ci, "tuned", lambda gpu_name: {("bf16", 96, 112, 80): forced})
     assert kernel_name(*forced, torch.bfloat16) in which(a, b, "cuda")
     monkeypatch.setattr(ci, "tuned", lambda gpu_name: {})
-    assert "gemm_v6_" in which(a, b, "cuda")  # untuned: warp tiling
+    assert "gemm_v7_" in which(a, b, "cuda")  # untuned: warp tiling, prefetched

@@ -24,6 +24,7 @@ FILES = {
     "v4": "v4_registers_2d.cu",
     "v5": "v5_vectorised.cu",
     "v6": "v6_warp_tiles.cu",
+    "v7": "v7_prefetch.cu",
 }
 
 # Each rung's configuration parameters, in the order of its instance lines; a kernel's name
@@ -35,9 +36,11 @@ PARAMS = {
     "v4": ("BM", "BN", "BK", "TM", "TN"),
     "v5": ("BM", "BN", "BK", "TM", "TN"),
     "v6": ("BM", "BN", "BK", "WM", "WN", "TM", "TN"),
+    "v7": ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "G"),
 }
 
-# Each rung's configurations, built for every dtype, largest tile first.
+# Each rung's configurations, built for every dtype, largest tile first (v7: its 128 x 128 tiles
+# first, the untuned choice, then the wider tiles only the tuner picks).
 CONFIGS = {
     "v0": [()],
     "v1": [()],
@@ -47,6 +50,9 @@ CONFIGS = {
     "v5": [(128, 128, 8, 8, 8), (128, 128, 16, 8, 8), (64, 64, 16, 4, 4)],
     "v6": [(128, 128, 16, 64, 64, 8, 4), (128, 128, 8, 64, 32, 8, 4), (128, 64, 16, 64, 32, 8, 4),
            (64, 128, 16, 32, 64, 8, 4), (64, 64, 16, 32, 32, 4, 4), (32, 64, 16, 32, 32, 4, 4)],
+    "v7": [(128, 128, 16, 64, 32, 8, 4, 8), (128, 128, 8, 64, 32, 8, 4, 8),
+           (128, 256, 8, 64, 64, 8, 4, 8), (256, 128, 8, 64, 64, 8, 4, 8),
+           (128, 64, 16, 64, 32, 8, 4, 8), (64, 64, 16, 32, 32, 4, 4, 8)],
 }
 
 # v0 and v1: one thread per output, 256 threads a block over a fixed tile of C (rows, columns).
@@ -54,7 +60,7 @@ FIXED_TILES = {"v0": (32, 8), "v1": (8, 32)}
 
 
 def source(kind: str) -> str:
-    """The file of rung `kind` ('v0' .. 'v6'), in this folder."""
+    """The file of rung `kind` ('v0' .. 'v7'), in this folder."""
     return FILES[kind]
 
 

@@ -1,4 +1,4 @@
-"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v6, one per rung, and gemm_best (`cuda`).
+"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v7, one per rung, and gemm_best (`cuda`).
 
 Each launcher is a tile kernel of gemm/args.py, ``fn(a, b, c)``: a (M, K) and b (K, N) row-major
 and contiguous, c the contiguous (M, N) output, one dtype. It picks the rung's kernel instance
@@ -102,9 +102,10 @@ def _tunable(kind: str):
     return launcher
 
 
-gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6 = (_tunable(k) for k in ("v2", "v3", "v4", "v5", "v6"))
+gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7 = (
+    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7"))
 KINDS = {"v0": gemm_v0, "v1": gemm_v1, "v2": gemm_v2, "v3": gemm_v3, "v4": gemm_v4,
-         "v5": gemm_v5, "v6": gemm_v6}
+         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7}
 
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
@@ -137,13 +138,14 @@ def tuned_hit(a, b) -> tuple | None:
 
 
 def gemm_best(a, b, c):
-    """The tuned table's rung and configuration for the shape, else warp tiling (v6) with its
-    own choice of tile (``choose``): the rung built to be fastest, whose smallest tiles still
-    spread a few rows of C over many blocks. The tuner may find another rung faster on a shape."""
+    """The tuned table's rung and configuration for the shape, else v7 (warp tiles, prefetched
+    loads, grouped order) with its own choice of tile (``choose``): the rung built to be
+    fastest, whose smallest tiles still spread a few rows of C over many blocks. The tuner may
+    find another rung faster on a shape."""
     hit = tuned_hit(a, b)
     if hit:
         return run(*hit, a, b, c)
-    return gemm_v6(a, b, c)
+    return gemm_v7(a, b, c)
 
 
 # Each registry name's tile kernel.
@@ -155,5 +157,6 @@ RUNGS = {
     "cuda-v4": gemm_v4,
     "cuda-v5": gemm_v5,
     "cuda-v6": gemm_v6,
+    "cuda-v7": gemm_v7,
     "cuda": gemm_best,
 }

@@ -1,6 +1,6 @@
 """What the offline tuner times for the CUDA C GEMM ladder, and the table it writes.
 
-Candidates for a shape: every configuration of every rung from shared-memory tiling on (v2 .. v6;
+Candidates for a shape: every configuration of every rung from shared-memory tiling on (v2 .. v7;
 the naive and coalesced rungs are never the fastest on a shape worth a table). The table keeps
 the fastest per (dtype, M, N, K) of the benchmark's shapes: launchers.tuned reads it, for the GPU
 it was measured on. Until a run on that GPU writes it, tuned_configs.json has no entries and
@@ -18,7 +18,7 @@ from phase24.core.dtypes import TAG
 from phase24.gemm.cuda import launchers as ci
 
 TABLE = ci.TUNED_FILE
-TUNED_KINDS = ("v2", "v3", "v4", "v5", "v6")
+TUNED_KINDS = ("v2", "v3", "v4", "v5", "v6", "v7")
 
 
 def candidates(a: torch.Tensor, b: torch.Tensor, only: list[str] | None = None) -> list[tuple]:
