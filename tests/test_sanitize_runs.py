@@ -33,3 +33,22 @@ def test_without_a_gpu_the_script_says_so_in_one_line():
     done = subprocess.run([sys.executable, "scripts/sanitize.py", "softmax"], cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode == 1 and done.stdout.strip().count("\n") == 0 and "GPU" in done.stdout
+
+
+@pytest.mark.parametrize("mode,prefix", [("full", "cuda"), ("small", "cuda"),
+                                         ("triton", "triton")])
+def test_every_gemm_implementation_is_watched(mode, prefix):
+    from phase24.gemm import IMPLEMENTATIONS as GEMM
+    from phase24.gemm.sanitize import runs as gemm_runs
+
+    names = {r[0] for r in gemm_runs(mode)}
+    assert {n for n in GEMM if n.startswith(prefix)} <= names
+
+
+@pytest.mark.parametrize("mode", ["full", "small"])
+def test_every_gemm_configuration_runs_forced(mode):
+    from phase24.gemm.cuda.configs import configs
+    from phase24.gemm.sanitize import TUNABLE, runs as gemm_runs
+
+    forced = {r[0] for r in gemm_runs(mode) if r[0].startswith("forced_")}
+    assert {f"forced_{kind}{c}" for kind in TUNABLE for c in configs(kind)} == forced

@@ -1,0 +1,62 @@
+"""The GEMM runs that compute-sanitizer watches (scripts/sanitize.py gemm): every CUDA rung on
+sizes that are multiples of no tile, one row, K shorter than a step, operands off 16-byte
+boundaries; every compiled configuration of v2 .. v7 forced on partial and whole tiles; every
+Triton rung on a few shapes.
+
+``runs(mode)``: "full" (memcheck, synccheck), "small" (racecheck, slow on large tiles: fewer,
+smaller shapes) or "triton"; each run is (name, fn, inputs(dtype) -> (a, b), dtypes).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from phase24.gemm import IMPLEMENTATIONS
+from phase24.gemm.args import entry
+from phase24.gemm.cuda import launchers as ci
+from phase24.gemm.cuda.configs import PARAMS, configs, tile
+
+DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+TUNABLE = ("v2", "v3", "v4", "v5", "v6", "v7")
+
+
+def operands(m: int, n: int, k: int, sliced: bool = False):
+    """inputs(dtype): fresh (m, k) and (k, n) operands; ``sliced``: each one column into a wider
+    tensor (rows off 16-byte boundaries)."""
+    def inputs(dtype):
+        a = torch.randn(m, k + sliced, device="cuda").to(dtype)
+        b = torch.randn(k, n + sliced, device="cuda").to(dtype)
+        return (a[:, 1:], b[:, 1:]) if sliced else (a, b)
+    inputs.shape = f"{m}x{n}x{k}{' sliced' if sliced else ''}"
+    return inputs
+
+
+def forced(kind: str, config: tuple, m: int, n: int, k: int):
+    """Rung ``kind`` with ``config`` forced, every dtype."""
+    fn = entry(f"cuda-{kind}{config}", lambda a, b, c: ci.KINDS[kind](a, b, c, config=config))
+    return (f"forced_{kind}{config}", fn, operands(m, n, k), DTYPES)
+
+
+def cuda_runs(small: bool) -> list:
+    cuda = {name: fn for name, fn in IMPLEMENTATIONS.items() if name.startswith("cuda")}
+    shapes = ((1, 5, 3), (33, 65, 47), (20, 24, 40, True)) if small else \
+        ((1, 5, 3), (33, 65, 47), (130, 136, 40), (3, 300, 257), (70, 72, 40, True))
+    runs = [(name, fn, operands(*s), DTYPES) for name, fn in cuda.items() for s in shapes]
+    for kind in TUNABLE:  # each configuration on a partial tile beside a whole one
+        for config in configs(kind):
+            bm, bn = tile(kind, config)
+            bk = dict(zip(PARAMS[kind], config)).get("BK", 8)
+            runs.append(forced(kind, config, bm + 3, bn + 5, 2 * bk + 3) if small else
+                        forced(kind, config, 2 * bm + 3, 2 * bn + 5, 3 * bk + 3))
+    return runs
+
+
+def triton_runs() -> list:
+    from phase24.gemm import triton
+
+    return [(name, fn, operands(*s), DTYPES[:2]) for name, fn in triton.IMPLEMENTATIONS.items()
+            for s in ((1, 96, 80), (33, 65, 129), (16, 512, 1024), (70, 72, 40, True))]
+
+
+def runs(mode: str) -> list:
+    return triton_runs() if mode == "triton" else cuda_runs(small=mode == "small")
