@@ -1,10 +1,11 @@
 """Time every candidate configuration of one ladder of one operation on the benchmark's shapes;
 keep the fastest per shape (on a GPU). The ladder's `tuning` module says what to try.
 
-    python3 scripts/tune.py softmax cuda OUT.json     # or: softmax triton, gemm cuda
+    python3 scripts/tune.py softmax cuda OUT.json     # or: softmax triton, gemm cuda|triton
 writes OUT.json (every timing, with commit, GPU, driver, versions and date) and OUT_best.json,
 the table the ladder's entry reads (copy it over the ladder's table: softmax/cuda/
-tuned_configs.json, softmax/triton/triton_configs.json, gemm/cuda/tuned_configs.json;
+tuned_configs.json, softmax/triton/triton_configs.json, gemm/cuda/tuned_configs.json,
+gemm/triton/triton_configs.json;
 scripts/gpu-session.sh's tune steps do).
     ... --min-n N --rest-from OLD.json   times only rows of N values or more, the other shapes
 copied from OLD.json (each marked with its run); --few-only --rest-from OLD.json times only the
@@ -24,7 +25,8 @@ import torch
 
 LADDERS = {("softmax", "cuda"): "phase24.softmax.cuda.tuning",
            ("softmax", "triton"): "phase24.softmax.triton.tuning",
-           ("gemm", "cuda"): "phase24.gemm.cuda.tuning"}
+           ("gemm", "cuda"): "phase24.gemm.cuda.tuning",
+           ("gemm", "triton"): "phase24.gemm.triton.tuning"}
 
 
 def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few_only: bool):

@@ -125,3 +125,24 @@ def test_which_says_what_runs():
     assert which(torch.randn(2, 0), torch.randn(0, 4), "triton").startswith("no kernel")
     for name in RUNGS:  # the benchmark's `plan` field is the same text
         assert OP.which(name, (a, b)) == which(a, b, name)
+
+
+def test_the_tuned_table_keeps_the_larger_shape_of_a_class_and_is_read_back(tmp_path):
+    from phase24.core import tuned
+    from phase24.gemm.triton import common, tuning
+
+    def shape(m, n, k, rung, us):
+        return {"dtype": "bfloat16", "M": m, "N": n, "K": k,
+                "best": {"rung": rung, "config": {"block_m": 64}, "us": us}}
+
+    run = {"gpu": "NVIDIA H200", "shapes": [shape(4096, 11008, 4096, "triton-v2", 9.0),
+                                             shape(4096, 16384, 4096, "triton-v1", 12.0),
+                                             shape(1, 4096, 4096, "triton-v3", 3.0),
+                                             {"dtype": "float32", "M": 8, "N": 8, "K": 8,
+                                              "best": None}]}
+    path = tmp_path / "t.json"
+    tuning.write_table(run, path, "test")
+    read = tuned.load(path, "NVIDIA H200", key=common._key, value=common._value)
+    assert read == {("bf16", 4096, 16384, 4096): ("triton-v1", {"block_m": 64}),
+                    ("bf16", 1, 4096, 4096): ("triton-v3", {"block_m": 64})}
+    assert tuned.load(path, "another GPU", key=common._key, value=common._value) == {}

@@ -28,3 +28,10 @@ def _load(path: Path, gpu_name: str, key, value) -> dict:
 def clear() -> None:
     """Forget every table read (after a tuning script rewrote one)."""
     _load.cache_clear()
+
+
+def write(path: str | Path, gpu_name: str, source: str, entries: list[dict]) -> None:
+    """A tuned table as ``load`` reads it, one entry a line (a tuning script's output)."""
+    lines = ",\n".join("  " + json.dumps(e) for e in entries)
+    Path(path).write_text(f'{{\n "gpu": {json.dumps(gpu_name)},\n "source": '
+                          f'{json.dumps(source)},\n "best": [\n{lines}\n ]\n}}\n')

@@ -9,11 +9,11 @@ it was measured on. Until a run on that GPU writes it, tuned_configs.json has no
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
 
+from phase24.core import tuned
 from phase24.core.dtypes import TAG
 from phase24.gemm.cuda import launchers as ci
 
@@ -38,7 +38,4 @@ def table(run: dict) -> list[dict]:
 
 
 def write_table(run: dict, path: str | Path, source: str) -> None:
-    """The tuned table as JSON, one entry a line."""
-    entries = ",\n".join("  " + json.dumps(b) for b in table(run))
-    Path(path).write_text(f'{{\n "gpu": {json.dumps(run["gpu"])},\n "source": '
-                          f'{json.dumps(source)},\n "best": [\n{entries}\n ]\n}}\n')
+    tuned.write(path, run["gpu"], source, table(run))

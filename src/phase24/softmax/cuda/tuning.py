@@ -8,11 +8,11 @@ fastest per (dtype, N, row-count class); the 16-bit types share theirs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
 
+from phase24.core import tuned
 from phase24.core.dtypes import TAG, vec16
 from phase24.softmax.args import rows_class
 from phase24.softmax.cuda import launchers as ci
@@ -48,7 +48,4 @@ def table(run: dict) -> list[dict]:
 
 
 def write_table(run: dict, path: str | Path, source: str) -> None:
-    """The tuned table as JSON, one entry a line."""
-    entries = ",\n".join("  " + json.dumps(b) for b in table(run))
-    Path(path).write_text(f'{{\n "gpu": {json.dumps(run["gpu"])},\n "source": '
-                          f'{json.dumps(source)},\n "best": [\n{entries}\n ]\n}}\n')
+    tuned.write(path, run["gpu"], source, table(run))
