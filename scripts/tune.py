@@ -45,6 +45,8 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
                 {"from": f"{rest_from} (commit {old.get('commit', '?')})", **e}
                 for e in old["shapes"]}
     shapes = []
+    run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
+           "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
     for dtname in op.bench_dtypes:
         for shape in op.shapes():
             if shape[1] < min_n or (few_only and shape not in op.few_shapes):
@@ -78,8 +80,11 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
                   f"  best {timed[0] if timed else None}", flush=True)
             inputs = out = None  # freed before the next shape
             torch.cuda.empty_cache()
-    run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
-           "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
+            save(run, out_path)  # a run cut short keeps the shapes it timed
+    return save(run, out_path)
+
+
+def save(run: dict, out_path: str) -> dict:
     with open(out_path, "w") as f:
         json.dump(run, f, indent=1)
     return run
