@@ -29,7 +29,8 @@ LADDERS = {("softmax", "cuda"): "phase24.softmax.cuda.tuning",
            ("gemm", "triton"): "phase24.gemm.triton.tuning"}
 
 
-def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few_only: bool):
+def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few_only: bool,
+         dtypes=None):
     from phase24.core.dtypes import DTYPES
     from phase24.core.provenance import stamp
     from phase24.core.timing import copy_gbps, flushed_us
@@ -47,7 +48,7 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
     shapes = []
     run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
            "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
-    for dtname in op.bench_dtypes:
+    for dtname in dtypes or op.bench_dtypes:
         for shape in op.shapes():
             if shape[1] < min_n or (few_only and shape not in op.few_shapes):
                 shapes.append(rest[(dtname, *shape)])
@@ -115,6 +116,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--few-only", action="store_true", help="time only the few-row shapes")
     p.add_argument("--rest-from", metavar="OLD.json", help="where the shapes not timed come from")
     p.add_argument("--only", nargs="+", help="time only these rungs")
+    p.add_argument("--dtype", nargs="+", choices=("float32", "float16", "bfloat16"),
+                   help="time only these dtypes (default: the operation's benchmark dtypes)")
     a = p.parse_args(argv)
     if (a.op, a.ladder) not in LADDERS:
         p.error(f"no ladder {a.op} {a.ladder}: the tunable ladders are "
@@ -139,5 +142,5 @@ if __name__ == "__main__":
     else:
         from phase24.harness.ops import get
 
-        run = tune(get(a.op), ladder, a.out, a.min_n, a.rest_from, a.only, a.few_only)
+        run = tune(get(a.op), ladder, a.out, a.min_n, a.rest_from, a.only, a.few_only, a.dtype)
         ladder.write_table(run, a.out.replace(".json", "_best.json"), source)
