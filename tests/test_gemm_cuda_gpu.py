@@ -80,7 +80,7 @@ def _tile_cases(kind, config) -> list[Case]:
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("kind,config", [(k, c) for k in ("v2", "v3", "v4", "v5", "v6", "v7")
+@pytest.mark.parametrize("kind,config", [(k, c) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8")
                                          for c in configs(k)], ids=str)
 def test_every_configuration(kind, config, dtype):
     fn = _forced(kind, config)

@@ -16,7 +16,8 @@ from phase24.bridge.prebuild import prebuild
 from phase24.core.dtypes import TAG
 from phase24.gemm.cuda import HOPPER_ONLY, IMPLEMENTATIONS, SOURCE_DIR, build_jobs, launchers
 from phase24.gemm.cuda import tuning
-from phase24.gemm.cuda.configs import FILES, PARAMS, blocks, configs, kernel_name, threads, tile
+from phase24.gemm.cuda.configs import (FILES, PARAMS, blocks, compiled_for, configs, kernel_name,
+                                       threads, tile)
 
 ARCHS = ("sm_80", "sm_89", "sm_90a")
 RUNG_FILES = sorted(FILES.values())
@@ -84,7 +85,8 @@ def test_the_table_names_every_kernel_of_its_rung(kind, built):
     """The kernels ptxas reports for a rung's file are exactly the names the table gives: each
     configuration a launcher may choose, for each dtype; none missing, none unnamed."""
     compiled = set(compile_cu(SOURCE_DIR / FILES[kind], "sm_80").kernels)
-    named = {kernel_name(kind, config, dtype) for dtype in TAG for config in configs(kind)}
+    named = {kernel_name(kind, config, dtype) for dtype in TAG for config in configs(kind)
+             if compiled_for(kind, dtype)}
     assert compiled == named, (f"only compiled: {sorted(compiled - named)}; "
                                f"only in the table: {sorted(named - compiled)}")
 
@@ -158,8 +160,11 @@ def test_the_committed_table_is_empty_until_a_gpu_is_measured():
     assert launchers.tuned("NVIDIA H200") == {}
 
 
-def test_candidates_cover_every_tunable_configuration():
-    a, b = torch.zeros(8, 8), torch.zeros(8, 8)
+@pytest.mark.parametrize("dtype", list(TAG), ids=str)
+def test_candidates_cover_every_tunable_configuration_of_the_dtype(dtype):
+    a, b = torch.zeros(8, 8, dtype=dtype), torch.zeros(8, 8, dtype=dtype)
     found = [(f["kind"], tuple(f["config"])) for f, _ in tuning.candidates(a, b)]
-    assert found == [(k, c) for k in tuning.TUNED_KINDS for c in configs(k)]
+    assert found == [(k, c) for k in tuning.TUNED_KINDS for c in configs(k)
+                     if compiled_for(k, dtype)]
+    assert ("v8" in {k for k, _ in found}) == (dtype != torch.float32)
     assert {f["kind"] for f, _ in tuning.candidates(a, b, only=["v6"])} == {"v6"}

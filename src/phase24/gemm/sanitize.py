@@ -1,6 +1,6 @@
 """The GEMM runs that compute-sanitizer watches (scripts/sanitize.py gemm): every CUDA rung on
 sizes that are multiples of no tile, one row, K shorter than a step, operands off 16-byte
-boundaries; every compiled configuration of v2 .. v7 forced on partial and whole tiles; every
+boundaries; every compiled configuration of v2 .. v8 forced on partial and whole tiles; every
 Triton rung on a few shapes.
 
 ``runs(mode)``: "full" (memcheck, synccheck), "small" (racecheck, slow on large tiles: fewer,
@@ -14,10 +14,10 @@ import torch
 from phase24.gemm import IMPLEMENTATIONS
 from phase24.gemm.args import entry
 from phase24.gemm.cuda import launchers as ci
-from phase24.gemm.cuda.configs import PARAMS, configs, tile
+from phase24.gemm.cuda.configs import PARAMS, compiled_for, configs, tile
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-TUNABLE = ("v2", "v3", "v4", "v5", "v6", "v7")
+TUNABLE = ("v2", "v3", "v4", "v5", "v6", "v7", "v8")
 
 
 def operands(m: int, n: int, k: int, sliced: bool = False):
@@ -34,7 +34,8 @@ def operands(m: int, n: int, k: int, sliced: bool = False):
 def forced(kind: str, config: tuple, m: int, n: int, k: int):
     """Rung ``kind`` with ``config`` forced, every dtype."""
     fn = entry(f"cuda-{kind}{config}", lambda a, b, c: ci.KINDS[kind](a, b, c, config=config))
-    return (f"forced_{kind}{config}", fn, operands(m, n, k), DTYPES)
+    return (f"forced_{kind}{config}", fn, operands(m, n, k),
+            [d for d in DTYPES if compiled_for(kind, d)])
 
 
 def cuda_runs(small: bool) -> list:

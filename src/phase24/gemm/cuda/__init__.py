@@ -2,7 +2,7 @@
 (one idea each), the configurations each rung compiles (configs.py) and their launchers
 (launchers.py), as registry entries.
 
-``IMPLEMENTATIONS`` maps "cuda-naive", "cuda-v1" .. "cuda-v7" and "cuda" (the best rung for each
+``IMPLEMENTATIONS`` maps "cuda-naive", "cuda-v1" .. "cuda-v8" and "cuda" (the best rung for each
 shape) to ``matmul(a, b, out=None)``; ``RUNGS`` maps the same names to their tile kernels;
 ``which(a, b, name)`` says which kernel runs for the operands; ``build_jobs(targets)`` lists the
 files ``phase24 build`` compiles (every rung runs on Ampere, Ada and Hopper: ``HOPPER_ONLY`` is

@@ -25,6 +25,7 @@ FILES = {
     "v5": "v5_vectorised.cu",
     "v6": "v6_warp_tiles.cu",
     "v7": "v7_prefetch.cu",
+    "v8": "v8_mma.cu",
 }
 
 # Each rung's configuration parameters, in the order of its instance lines; a kernel's name
@@ -37,6 +38,7 @@ PARAMS = {
     "v5": ("BM", "BN", "BK", "TM", "TN"),
     "v6": ("BM", "BN", "BK", "WM", "WN", "TM", "TN"),
     "v7": ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "G"),
+    "v8": ("BM", "BN", "WM", "WN", "S", "G"),
 }
 
 # Each rung's configurations, built for every dtype, largest tile first (v7: its 128 x 128 tiles
@@ -53,14 +55,19 @@ CONFIGS = {
     "v7": [(128, 128, 16, 64, 32, 8, 4, 8), (128, 128, 8, 64, 32, 8, 4, 8),
            (128, 256, 8, 64, 64, 8, 4, 8), (256, 128, 8, 64, 64, 8, 4, 8),
            (128, 64, 16, 64, 32, 8, 4, 8), (64, 64, 16, 32, 32, 4, 4, 8)],
+    "v8": [(128, 128, 64, 64, 3, 8), (128, 128, 64, 32, 3, 8), (128, 64, 64, 32, 4, 8),
+           (64, 64, 32, 32, 4, 8)],
 }
+
+# The Tensor Core rungs compile float16 and bfloat16 kernels only (float32 is the SIMT rungs').
+SIXTEEN_BIT_ONLY = {"v8"}
 
 # v0 and v1: one thread per output, 256 threads a block over a fixed tile of C (rows, columns).
 FIXED_TILES = {"v0": (32, 8), "v1": (8, 32)}
 
 
 def source(kind: str) -> str:
-    """The file of rung `kind` ('v0' .. 'v7'), in this folder."""
+    """The file of rung `kind` ('v0' .. 'v8'), in this folder."""
     return FILES[kind]
 
 
@@ -72,6 +79,11 @@ def configs(kind: str) -> tuple[tuple, ...]:
 def named(kind: str, config: tuple) -> dict[str, int]:
     """A configuration's parameters by name: {'BM': 128, 'BN': 128, ...}."""
     return dict(zip(PARAMS[kind], config))
+
+
+def compiled_for(kind: str, dtype: torch.dtype) -> bool:
+    """Whether rung ``kind`` has kernels for ``dtype``."""
+    return dtype != torch.float32 or kind not in SIXTEEN_BIT_ONLY
 
 
 def kernel_name(kind: str, config: tuple, dtype: torch.dtype) -> str:

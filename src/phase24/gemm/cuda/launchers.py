@@ -1,4 +1,4 @@
-"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v7, one per rung, and gemm_best (`cuda`).
+"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v8, one per rung, and gemm_best (`cuda`).
 
 Each launcher is a tile kernel of gemm/args.py, ``fn(a, b, c)``: a (M, K) and b (K, N) row-major
 and contiguous, c the contiguous (M, N) output, one dtype. It picks the rung's kernel instance
@@ -20,7 +20,8 @@ from phase24.bridge.launch import Kernel, gpu, load_kernel
 from phase24.core import tuned as tuned_tables
 from phase24.core.dtypes import TAG
 from phase24.gemm.args import GemmArgumentError
-from phase24.gemm.cuda.configs import blocks, configs, kernel_name, source, threads, tile
+from phase24.gemm.cuda.configs import (blocks, compiled_for, configs, kernel_name, source,
+                                       threads, tile)
 
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
@@ -34,8 +35,32 @@ def _kernel(source: str, name: str) -> Kernel:
 
 def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
     """Launch configuration `config` of rung `kind` on one tile of C per block."""
+    if not compiled_for(kind, a.dtype):
+        raise GemmArgumentError(f"cuda-{kind}: the Tensor Cores' rungs take float16 and bfloat16 "
+                                f"(got {a.dtype}; float32 runs on the SIMT rungs)")
+    if kind == "v8" and not _rows_of_16_bytes(a, b, c):
+        return _padded(kind, config, a, b, c)
     launch_tiles(_kernel(source(kind), kernel_name(kind, config, a.dtype)), tile(kind, config),
                  threads(kind, config), a, b, c, f"cuda-{kind}")
+
+
+def _rows_of_16_bytes(*ts: torch.Tensor) -> bool:
+    """Every row of every matrix starts on a 16-byte boundary (cp.async copies 16 bytes)."""
+    return all(t.data_ptr() % 16 == 0 and (t.shape[1] * t.element_size()) % 16 == 0 for t in ts)
+
+
+def _padded(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+    """``run`` on copies of a, b and c whose rows are padded with zeros to a multiple of 16 bytes
+    (K and N rounded up to multiples of 8): the zeros add nothing to any sum."""
+    (m, k), n = a.shape, b.shape[1]
+    kp, np_ = -(-k // 8) * 8, -(-n // 8) * 8
+    ap = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
+    bp = torch.zeros((kp, np_), dtype=b.dtype, device=b.device)
+    cp = torch.empty((m, np_), dtype=c.dtype, device=c.device)
+    ap[:, :k].copy_(a)
+    bp[:k, :n].copy_(b)
+    run(kind, config, ap, bp, cp)
+    c.copy_(cp[:, :n])
 
 
 def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, b: torch.Tensor,
@@ -102,10 +127,10 @@ def _tunable(kind: str):
     return launcher
 
 
-gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7 = (
-    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7"))
+gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8 = (
+    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8"))
 KINDS = {"v0": gemm_v0, "v1": gemm_v1, "v2": gemm_v2, "v3": gemm_v3, "v4": gemm_v4,
-         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7}
+         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7, "v8": gemm_v8}
 
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
@@ -134,7 +159,8 @@ def tuned_hit(a, b) -> tuple | None:
     if not table:
         return None
     hit = table.get((TAG[a.dtype], a.shape[0], b.shape[1], a.shape[1]))
-    return hit if hit and hit[0] in KINDS and hit[1] in configs(hit[0]) else None
+    return hit if hit and hit[0] in KINDS and hit[1] in configs(hit[0]) and \
+        compiled_for(hit[0], a.dtype) else None
 
 
 def gemm_best(a, b, c):
@@ -158,5 +184,6 @@ RUNGS = {
     "cuda-v5": gemm_v5,
     "cuda-v6": gemm_v6,
     "cuda-v7": gemm_v7,
+    "cuda-v8": gemm_v8,
     "cuda": gemm_best,
 }

@@ -1,6 +1,6 @@
 """What the offline tuner times for the CUDA C GEMM ladder, and the table it writes.
 
-Candidates for a shape: every configuration of every rung from shared-memory tiling on (v2 .. v7;
+Candidates for a shape: every configuration of every rung from shared-memory tiling on (v2 .. v8;
 the naive and coalesced rungs are never the fastest on a shape worth a table). The table keeps
 the fastest per (dtype, M, N, K) of the benchmark's shapes: launchers.tuned reads it, for the GPU
 it was measured on. Until a run on that GPU writes it, tuned_configs.json has no entries and
@@ -16,17 +16,18 @@ import torch
 from phase24.core import tuned
 from phase24.core.dtypes import TAG
 from phase24.gemm.cuda import launchers as ci
+from phase24.gemm.cuda.configs import compiled_for
 
 TABLE = ci.TUNED_FILE
-TUNED_KINDS = ("v2", "v3", "v4", "v5", "v6", "v7")
+TUNED_KINDS = ("v2", "v3", "v4", "v5", "v6", "v7", "v8")
 
 
 def candidates(a: torch.Tensor, b: torch.Tensor, only: list[str] | None = None) -> list[tuple]:
     """(what a record says of it, fn(a, b, c)) for each configuration worth timing on (a, b)."""
     return [({"kind": kind, "config": list(config)},
              lambda x, y, out, kind=kind, config=config: ci.run(kind, config, x, y, out))
-            for kind in TUNED_KINDS if only is None or kind in only
-            for config in ci.configs(kind)]
+            for kind in TUNED_KINDS if (only is None or kind in only)
+            and compiled_for(kind, a.dtype) for config in ci.configs(kind)]
 
 
 def table(run: dict) -> list[dict]:

@@ -1,0 +1,171 @@
+// v8 (cuda-v8): the Tensor Cores, as Ampere and Ada have them: each warp multiplies 16 x 16
+// tiles of A by 16 x 8 tiles of B with one mma.sync instruction, its operands read from shared
+// memory by ldmatrix, the tiles copied from global memory by cp.async in STAGES stages, stored
+// in a swizzled layout that no ldmatrix reads with a bank conflict. float16 and bfloat16 only.
+//
+// Changed from v7: (1) the products: an FFMA computes one product a thread; an m16n8k16
+// mma.sync computes 16 x 8 x 16 = 2048 of them a warp, in float32 (the H200's Tensor Cores
+// run bfloat16 at about 15 times its FFMA rate); (2) the copies: cp.async moves 16 bytes from
+// global to shared memory with no register on the way and without waiting, so STAGES - 1 tiles
+// are in flight while the warps compute on one; (3) the layout: a row of A's tile is 64 bytes,
+// of B's 256, so the 8 rows ldmatrix reads at once would share banks; the 16-byte chunk c of
+// row r is stored at c ^ f(r) instead, which spreads any 8 consecutive rows over all 32 banks.
+// Every size and alignment is taken: the launcher copies operands whose rows are not a multiple
+// of 16 bytes (K or N not a multiple of 8) into padded ones, and partial tiles read zeros.
+// Prediction: at 4096^3 in bfloat16 several times v7 and at least half of cuBLAS (whose Hopper
+// kernels use wgmma, which mma.sync cannot reach); the profile shows the tensor pipe busy and
+// stalls on the barrier that waits for the next stage.
+// Limit: on Hopper mma.sync issues a quarter of what wgmma does, and each warp's operands pass
+// through its registers (ldmatrix); TMA and wgmma (the next rungs) read them from shared memory.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "export.cuh"
+#include "vec16.cuh"
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes from global to shared memory, asynchronously; zeros where `full` is false.
+__device__ __forceinline__ void copy16(void* dst, const void* src, bool full) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
+                 "l"(src), "r"(full ? 16 : 0));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+}
+
+// d += a (16 x 16, row-major) x b (16 x 8, column-major), float32 sums.
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// --8<-- [start:kernel]
+// A's tile: BM rows of BK = 32 values (4 chunks of 16 bytes), chunk c of row r at c ^ (r/2 % 4).
+// B's tile: BK rows of BN values (BN/8 chunks), chunk c of row r at c ^ (r % 8).
+template <int BN>
+__device__ __forceinline__ int b_chunk(int r, int c) { return c ^ (r % 8); }
+__device__ __forceinline__ int a_chunk(int r, int c) { return c ^ ((r / 2) % 4); }
+
+template <typename T, int BM, int BN, int WM, int WN, int STAGES, int GROUP>
+__device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
+    constexpr int BK = 32, NT = (BM / WM) * (BN / WN) * 32;
+    constexpr int FM = WM / 16, FN = WN / 8;  // a warp's mma tiles, down and across
+    static_assert(WM % 16 == 0 && WN % 16 == 0 && BN % 64 == 0, "whole mma and ldmatrix tiles");
+    __shared__ __align__(128) T as[STAGES][BM][BK];
+    __shared__ __align__(128) T bs[STAGES][BK][BN];
+    // The tile of C: GROUP rows of tiles walked column by column (v7's order).
+    const long long tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
+    const long long per_group = GROUP * tiles_n, first = (blockIdx.x / per_group) * GROUP;
+    const long long rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
+    const long long row0 = (first + (blockIdx.x % per_group) % rows) * BM;
+    const long long col0 = ((blockIdx.x % per_group) / rows) * BN;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm0 = (warp / (BN / WN)) * WM, wn0 = (warp % (BN / WN)) * WN;
+    const int steps = (K + BK - 1) / BK;
+
+    auto load = [&](int stage, int step) {  // cp.async of one step's tiles (zeros off the edges)
+        const int k0 = step * BK;
+        for (int s = threadIdx.x; s < BM * BK / 8; s += NT) {
+            const int r = s / (BK / 8), ch = s % (BK / 8);
+            const bool in = row0 + r < M && k0 + ch * 8 < K;
+            copy16(&as[stage][r][a_chunk(r, ch) * 8],
+                   in ? a + (row0 + r) * K + k0 + ch * 8 : a, in);
+        }
+        for (int s = threadIdx.x; s < BK * BN / 8; s += NT) {
+            const int r = s / (BN / 8), ch = s % (BN / 8);
+            const bool in = k0 + r < K && col0 + ch * 8 < N;
+            copy16(&bs[stage][r][b_chunk<BN>(r, ch) * 8],
+                   in ? b + (long long)(k0 + r) * N + col0 + ch * 8 : b, in);
+        }
+    };
+
+    float acc[FM][FN][4] = {};
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < steps) load(s, s);
+        asm volatile("cp.async.commit_group;\n");
+    }
+    for (int step = 0; step < steps; ++step) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+        __syncthreads();  // this step's tiles are in; every warp is done with the last step's
+        if (step + STAGES - 1 < steps) load((step + STAGES - 1) % STAGES, step + STAGES - 1);
+        asm volatile("cp.async.commit_group;\n");
+        const int st = step % STAGES;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            uint32_t fa[FM][4], fb[FN][2];
+#pragma unroll
+            for (int i = 0; i < FM; ++i) {  // lanes 0-15: rows at k, lanes 16-31: at k + 8
+                const int r = wm0 + i * 16 + lane % 16, ch = kk / 8 + lane / 16;
+                ldmatrix_x4(fa[i], &as[st][r][a_chunk(r, ch) * 8]);
+            }
+#pragma unroll
+            for (int j = 0; j < FN; j += 2) {  // two 8-wide tiles of B a load, transposed
+                const int r = kk + lane % 16, ch = (wn0 + j * 8) / 8 + lane / 16;
+                uint32_t t[4];
+                ldmatrix_x4_trans(t, &bs[st][r][b_chunk<BN>(r, ch) * 8]);
+                fb[j][0] = t[0], fb[j][1] = t[1], fb[j + 1][0] = t[2], fb[j + 1][1] = t[3];
+            }
+#pragma unroll
+            for (int i = 0; i < FM; ++i)
+#pragma unroll
+                for (int j = 0; j < FN; ++j) mma16816<T>(acc[i][j], fa[i], fb[j][0], fb[j][1]);
+        }
+    }
+    asm volatile("cp.async.wait_group 0;\n");
+    // Thread t holds, of each 16 x 8 tile, rows t/4 and t/4 + 8, columns 2 (t%4) and 2 (t%4) + 1.
+    const bool vec_c = reinterpret_cast<uintptr_t>(c) % 4 == 0 && N % 2 == 0;
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const long long row = row0 + wm0 + i * 16 + lane / 4 + h * 8;
+                const long long col = col0 + wn0 + j * 8 + (lane % 4) * 2;
+                if (row >= M || col >= N) continue;
+                T* p = c + row * N + col;
+                const float* v = &acc[i][j][2 * h];
+                if (vec_c && col + 1 < N)  // both values in one 4-byte store
+                    *reinterpret_cast<uint32_t*>(p) = pack2(v[0], v[1], (T*)nullptr);
+                else
+                    for (int q = 0; q < 2 && col + q < N; ++q) p[q] = from_float<T>(v[q]);
+            }
+}
+// --8<-- [end:kernel]
+
+#define V8_KERNEL(tag, T, BM, BN, WM, WN, S, G)                                                 \
+    GEMM_EXPORT(gemm_v8_bm##BM##_bn##BN##_wm##WM##_wn##WN##_s##S##_g##G##_##tag, T,            \
+                __launch_bounds__((BM / WM) * (BN / WN) * 32), mma_gemm<T, BM, BN, WM, WN, S, G>)
+#define V8(BM, BN, WM, WN, S, G) \
+    V8_KERNEL(f16, __half, BM, BN, WM, WN, S, G) V8_KERNEL(bf16, __nv_bfloat16, BM, BN, WM, WN, S, G)
+
+// --8<-- [start:configs]
+// (BM, BN, WM, WN, STAGES, GROUP): a BM x BN tile of C per block, one WM x WN tile per warp,
+// STAGES tiles of 32 along K in shared memory (configs.py lists the same).
+V8(128, 128, 64, 64, 3, 8) V8(128, 128, 64, 32, 3, 8) V8(128, 64, 64, 32, 4, 8)
+V8(64, 64, 32, 32, 4, 8)
+// --8<-- [end:configs]
