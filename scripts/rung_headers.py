@@ -8,7 +8,8 @@ src/phase24/softmax/cuda/ state no figures); each Triton rung
 (src/phase24/softmax/triton/v*.py) its figures in the same run, on the rows it is built for, and results/h200/triton_ladder.md tabulates them for the docs. The Spanish pages'
 twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) and
 softmax_table.md (the README's table, which the pages include) are
-written here too, from the same JSON. This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
+written here too, from the same JSON; GEMM's tables (results/h200/gemm/<dtype>_<group>.md and .es.md,
+src/phase24/gemm/tables.py) from its run beside them, results/h200/gemm/gemm.json, once committed. This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
 from the committed JSON.
 """
 
@@ -23,6 +24,7 @@ RESULTS = ROOT / "results" / "h200"
 KERNELS = ROOT / "src" / "phase24" / "softmax" / "cuda"
 LADDER = ROOT / "src" / "phase24" / "softmax" / "triton"
 RUN = RESULTS / "softmax.json"  # one run of every rung of both ladders
+GEMM_RUN = RESULTS / "gemm" / "gemm.json"  # GEMM's run (python -m phase24 bench gemm), once committed
 
 
 def cuda_rungs() -> dict:
@@ -184,17 +186,30 @@ def minigpt_table_es(d: dict) -> str:
 
 
 def tables(run: dict) -> dict:
-    """{file: text} of every table made from the committed run (and the Spanish MiniGPT table)."""
+    """{file: text} of every table made from the committed runs (and the Spanish MiniGPT table):
+    softmax's, and GEMM's beside its run (results/h200/gemm/<dtype>_<group>.md, .es.md) once
+    that run is committed."""
     from phase24.softmax.tables import markdown_table
 
     minigpt = json.loads((RESULTS / "minigpt_speed.json").read_text())
-    return {RESULTS / "triton_ladder.md": ladder_table(run),
-            RESULTS / "triton_ladder.es.md": ladder_table(run, "es"),
-            RESULTS / "cuda_ladder.md": cuda_ladder_table(run),
-            RESULTS / "cuda_ladder.es.md": cuda_ladder_table(run, "es"),
-            RESULTS / "softmax_table.md": markdown_table(run) + "\n",
-            RESULTS / "softmax_table.es.md": markdown_table(run, lang="es") + "\n",
-            RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
+    out = {RESULTS / "triton_ladder.md": ladder_table(run),
+           RESULTS / "triton_ladder.es.md": ladder_table(run, "es"),
+           RESULTS / "cuda_ladder.md": cuda_ladder_table(run),
+           RESULTS / "cuda_ladder.es.md": cuda_ladder_table(run, "es"),
+           RESULTS / "softmax_table.md": markdown_table(run) + "\n",
+           RESULTS / "softmax_table.es.md": markdown_table(run, lang="es") + "\n",
+           RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
+    out.update(gemm_tables(GEMM_RUN))
+    return out
+
+
+def gemm_tables(path: Path) -> dict:
+    """{file: text} of GEMM's tables, written beside its run ``path``; none while it is absent."""
+    if not path.exists():
+        return {}
+    from phase24.gemm.tables import table_files
+
+    return {path.parent / name: text for name, text in table_files(json.loads(path.read_text())).items()}
 
 
 def rewrite(text: str, lines: list[str], mark: str) -> str:

@@ -1,0 +1,160 @@
+"""GEMM's benchmark results as the pages show them, in English or Spanish: for each dtype and each
+group of shapes (squares, a transformer layer's products, decode shapes), a table with a row per
+implementation and a column per shape, each cell the TFLOP/s and, in brackets, the percentage of
+cuBLAS's TFLOP/s on the same shape in the same run.
+
+The tables are made from one benchmark run (``python -m phase24 bench gemm``, whose JSON holds a
+record per implementation, dtype and shape with ``impl``, ``dtype``, ``M``, ``N``, ``K``, ``us``
+and ``tflops``; cuBLAS is ``cublas``). Every table of a run has the same rows in the same order
+(every implementation the run timed, the ladders in order), so a page can include one rung's row
+by its line number in any of them; a rung with nothing on a group's shapes shows ``-``. The decode
+tables end with the memory roofline: the TFLOP/s a kernel would reach if it moved the operands and
+the result once at the copy bandwidth measured in the same run. ``table_files`` names every file;
+scripts/rung_headers.py writes them under results/h200/gemm/ beside the run.
+"""
+
+from __future__ import annotations
+
+import re
+
+from phase24.softmax.tables import NBSP, es_number
+
+ELEMENT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+GROUPS = ("squares", "layer", "decode")
+DECODE_M = 64  # a shape with M at most this (and not square) is a decode shape
+
+WORDS = {
+    "en": dict(impl="implementation", roofline="memory roofline", x="x", dash="-",
+               num=lambda v, d: f"{v:.{d}f}", pct="{p}%"),
+    "es": dict(impl="implementación", roofline="*roofline* de memoria", x=f"{NBSP}×{NBSP}",
+               dash="–", num=es_number, pct=f"{{p}}{NBSP}%"),
+}
+
+CAPTION = {
+    "en": ("{what}: TFLOP/s and, in brackets, the percentage of cuBLAS (`cublas`, the same shape in "
+           "the same run{tf32}). `-`: not timed on that shape (the JSON's `refused` list says why)."
+           "{roof} {gpu}, {date} (results/h200/gemm/gemm.json)."),
+    "es": ("{what}: TFLOP/s y, entre paréntesis, el porcentaje de cuBLAS (`cublas`, la misma forma "
+           "en la misma ejecución{tf32}). `–`: sin medir en esa forma (la lista `refused` del JSON "
+           "dice por qué).{roof} {gpu}, {date} (results/h200/gemm/gemm.json)."),
+}
+WHAT = {
+    "en": {"squares": "{dtype}, square products M = N = K",
+           "layer": "{dtype}, the products of a transformer layer (4096 tokens)",
+           "decode": "{dtype}, decode shapes (M from 1 to 64 against the layer's weights)"},
+    "es": {"squares": "{dtype}, productos cuadrados M = N = K",
+           "layer": "{dtype}, los productos de una capa de transformer (4096 tokens)",
+           "decode": "{dtype}, formas de decodificación (M de 1 a 64 frente a los pesos de la capa)"},
+}
+TF32 = {"en": ", TF32 off", "es": ", sin TF32"}
+ROOF = {
+    "en": " Memory roofline: the operands and the result moved once at the copy's {copy} GB/s, "
+          "measured in the same run.",
+    "es": f" *Roofline* de memoria: los operandos y el resultado movidos una vez a los "
+          f"{{copy}}{NBSP}GB/s de la copia, medidos en la misma ejecución.",
+}
+
+
+def group_of(m: int, n: int, k: int) -> str:
+    """'squares' (M = N = K), 'decode' (M at most 64) or 'layer' (the rest)."""
+    if m == n == k:
+        return "squares"
+    return "decode" if m <= DECODE_M else "layer"
+
+
+def impl_order(name: str) -> tuple:
+    """cuBLAS first, then the CUDA C ladder (naive, v1, v2, ..., then `cuda`), then the Triton
+    ladder the same way, then anything else in name order."""
+    for family, prefix in enumerate(("cuda", "triton"), start=1):
+        if name == prefix:
+            return (family, 2, 0, "")
+        m = re.fullmatch(prefix + r"-(naive|v(\d+))", name)
+        if m:
+            return (family, 1, -1 if m[1] == "naive" else int(m[2]), "")
+    return (0, 0, 0, "") if name == "cublas" else (3, 0, 0, name)
+
+
+def implementations(result: dict) -> list[str]:
+    """Every implementation the run timed, in table order."""
+    return sorted(dict.fromkeys(r["impl"] for r in result["records"]), key=impl_order)
+
+
+def shapes(result: dict, dtype: str, group: str) -> list[tuple[int, int, int]]:
+    """The group's shapes timed in ``dtype``, in the run's order."""
+    return [s for s in dict.fromkeys((r["M"], r["N"], r["K"]) for r in result["records"]
+                                     if r["dtype"] == dtype) if group_of(*s) == group]
+
+
+def tflops(r: dict) -> float:
+    return r["tflops"] if r.get("tflops") is not None else 2 * r["M"] * r["N"] * r["K"] / r["us"] / 1e6
+
+
+def roofline_tflops(shape: tuple[int, int, int], dtype: str, copy_gbps: float) -> float:
+    """TFLOP/s of a kernel that moves A, B and C once at ``copy_gbps``."""
+    m, n, k = shape
+    seconds = (m * k + k * n + m * n) * ELEMENT_BYTES[dtype] / (copy_gbps * 1e9)
+    return 2 * m * n * k / seconds / 1e12
+
+
+def _tf(v: float, lang: str) -> str:
+    num = WORDS[lang]["num"]
+    return num(v, 0 if v >= 100 else 1 if v >= 10 else 2)
+
+
+def _pct(p: float, lang: str) -> str:
+    w = WORDS[lang]
+    return w["pct"].format(p=w["num"](p, 0 if p >= 10 else 1))
+
+
+def _shape_head(shape: tuple[int, int, int], lang: str) -> str:
+    m, n, k = shape
+    return f"{m}³" if m == n == k else WORDS[lang]["x"].join(map(str, shape))
+
+
+def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
+    """One dtype's table for one group of shapes (module docstring), with its caption."""
+    w = WORDS[lang]
+    cols = shapes(result, dtype, group)
+    if not cols:
+        raise ValueError(f"the run has no {group} shapes in {dtype}")
+    recs = {(r["impl"], (r["M"], r["N"], r["K"])): r for r in result["records"]
+            if r["dtype"] == dtype}
+    lines = [f"| {w['impl']} | " + " | ".join(_shape_head(s, lang) for s in cols) + " |",
+             "|---|" + "---:|" * len(cols)]
+    for impl in implementations(result):
+        cells = []
+        for s in cols:
+            r, base = recs.get((impl, s)), recs.get(("cublas", s))
+            if r is None:
+                cells.append(w["dash"])
+            elif impl == "cublas" or base is None:
+                cells.append(_tf(tflops(r), lang))
+            else:
+                cells.append(f"{_tf(tflops(r), lang)} ({_pct(100 * tflops(r) / tflops(base), lang)})")
+        lines.append(f"| `{impl}` | " + " | ".join(cells) + " |")
+    roof = ""
+    if group == "decode":
+        cells = []
+        for s in cols:
+            v, base = roofline_tflops(s, dtype, result["copy_gbps"]), recs.get(("cublas", s))
+            cells.append(_tf(v, lang) if base is None else
+                         f"{_tf(v, lang)} ({_pct(100 * v / tflops(base), lang)})")
+        lines.append(f"| {w['roofline']} | " + " | ".join(cells) + " |")
+        roof = ROOF[lang].format(copy=f"{result['copy_gbps']:.0f}")
+    what = WHAT[lang][group].format(dtype=dtype)
+    lines.append("\n" + CAPTION[lang].format(
+        what=what, tf32=TF32[lang] if dtype == "float32" else "", roof=roof,
+        gpu=result.get("gpu", "?"), date=result.get("date", "")[:10]))
+    return "\n".join(lines) + "\n"
+
+
+def table_files(result: dict) -> dict[str, str]:
+    """{file name: text} of every table of the run: ``<dtype>_<group>.md`` and its Spanish twin
+    ``<dtype>_<group>.es.md``, for each dtype and group the run has."""
+    out = {}
+    for dtype in dict.fromkeys(r["dtype"] for r in result["records"]):
+        for group in GROUPS:
+            if shapes(result, dtype, group):
+                out[f"{dtype}_{group}.md"] = table(result, dtype, group)
+                out[f"{dtype}_{group}.es.md"] = table(result, dtype, group, "es")
+    return out
