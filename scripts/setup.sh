@@ -14,7 +14,7 @@
 #      own that conflicts with the lab's pin); the CPU build requires no Triton.
 #   2. this package in editable mode with its dev and docs extras: triton==3.6.0 (the GPU
 #      image's; its interpreter runs the Triton kernels on a CPU), numpy, rich, matplotlib,
-#      pytest, mkdocs.
+#      pytest and pytest-xdist (test.sh runs the tests a worker per core), mkdocs.
 #   3. where no nvcc is found, NVIDIA's nvcc from its Python wheels (nvidia-cuda-nvcc and the
 #      headers, libraries and cicc it needs), behind a .venv/bin/nvcc wrapper: the kernels then
 #      compile, with ptxas's reports, on any Linux machine. Where that cannot be installed, the
@@ -145,7 +145,7 @@ fi
 if [ "$install" = 1 ]; then
     say "installing into .venv (Python $(.venv/bin/python -c 'import platform; print(platform.python_version())')):"
     say "  torch $TORCH, its CPU build, from $torch_from: about 190 MB to download, 750 MB on disk"
-    say "  triton 3.6.0, numpy, rich, matplotlib, pytest, mkdocs: about 260 MB, 1 GB on disk"
+    say "  triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs: about 260 MB, 1 GB on disk"
     if [ "$want_nvcc" = 1 ]; then
         say "  nvcc 13.0 from NVIDIA's Python wheels (no nvcc on this machine): about 105 MB, 270 MB on disk"
     fi
@@ -153,7 +153,7 @@ if [ "$install" = 1 ]; then
     step "[1/3] pip itself" "${pip[@]}" install --upgrade pip ||
         say "    (pip was not upgraded; going on with $("${pip[@]}" --version | cut -d' ' -f1-2))"
     step "[2/3] torch $TORCH (CPU build)" "${torch_cmd[@]}"
-    step "[3/3] the lab: triton 3.6.0, numpy, rich, matplotlib, pytest, mkdocs" "${lab_cmd[@]}"
+    step "[3/3] the lab: triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs" "${lab_cmd[@]}"
     touch "$stamp"
 fi
 
