@@ -405,7 +405,7 @@ def test_mkdocs_build_strict(tmp_path: Path):
 
 LAB = DOCS / "phase-24-cuda-triton" / "lab"
 PATH_LABS = ["01-naive-kernel", "02-tuned-kernel", "03-triton-softmax", "04-minigpt-port",
-             "going-further-hopper"]
+             "going-further-hopper", "01-gemm-naive", "02-gemm-ladder", "03-gemm-triton"]
 # One sitting (issue 32): about 3,000 words of prose, in both languages. The Hopper page, read after
 # the path by those with Hopper time, keeps the earlier limit.
 MAX_PROSE_WORDS = 3000
@@ -477,9 +477,9 @@ def test_prose_helpers_skip_code_snippets_and_link_targets():
 
 
 def test_ladder_labs_predict_then_reveal():
-    """Labs 02 and the Hopper page: every rung asks for the learner's prediction before its commands
-    and keeps what was measured in a collapsible reveal after them."""
-    for page in (LAB / "02-tuned-kernel.md", LAB / "going-further-hopper.md"):
+    """Labs 02 (both paths) and the Hopper page: every rung asks for the learner's prediction before
+    its commands and keeps what was measured in a collapsible reveal after them."""
+    for page in (LAB / "02-tuned-kernel.md", LAB / "going-further-hopper.md", LAB / "02-gemm-ladder.md"):
         text = page.read_text(encoding="utf-8")
         for section in re.split(r"^## ", text, flags=re.M)[1:]:
             if not re.match(r"(v\d+|triton-v\d)\b", section):
@@ -530,7 +530,8 @@ def test_exercises_come_before_their_answers():
 THEORY = DOCS / "phase-24-cuda-triton" / "theory"
 ANSWERS = DOCS / "phase-24-cuda-triton" / "solutions" / "exercises.md"
 EXERCISE_LABS = ["00-hello-cuda", "01-naive-kernel", "02-tuned-kernel", "03-triton-softmax",
-                 "04-minigpt-port", "going-further-hopper"]
+                 "04-minigpt-port", "going-further-hopper", "01-gemm-naive", "02-gemm-ladder",
+                 "03-gemm-triton"]
 REVEAL_TITLES = ('??? note "What we measured"', '??? note "Lo que medimos"')
 FIGURE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)(?:\s?[–-]\s?(\d+(?:[.,]\d+)?))?[ \u00a0]?"
                     r"(%|us\b|µs|ms\b|GB/s|TB/s)")
