@@ -100,9 +100,12 @@ def test_a_configuration_that_is_not_compiled_is_refused():
 
 @pytest.mark.parametrize("name", CUDA)
 def test_which_names_the_kernel(name):
-    a, b = torch.randn(300, 200, device="cuda"), torch.randn(200, 100, device="cuda")
+    dtype = torch.bfloat16 if name == "cuda-v8" else torch.float32  # v8: 16-bit types only
+    a = torch.randn(300, 200, device="cuda", dtype=dtype)
+    b = torch.randn(200, 100, device="cuda", dtype=dtype)
     said = which(a, b, name)
-    assert said.startswith(f"{name} gemm_v") and "_f32 (v" in said and "grid" in said, said
+    tag = "bf16" if dtype == torch.bfloat16 else "f32"
+    assert said.startswith(f"{name} gemm_v") and f"_{tag} (v" in said and "grid" in said, said
 
 
 def test_cuda_follows_the_tuned_table(monkeypatch):
