@@ -115,4 +115,5 @@ def test_cuda_follows_the_tuned_table(monkeypatch):
     monkeypatch.setattr(ci, "tuned", lambda gpu_name: {("bf16", 96, 112, 80): forced})
     assert kernel_name(*forced, torch.bfloat16) in which(a, b, "cuda")
     monkeypatch.setattr(ci, "tuned", lambda gpu_name: {})
-    assert "gemm_v7_" in which(a, b, "cuda")  # untuned: warp tiling, prefetched
+    assert "gemm_v8_" in which(a, b, "cuda")  # untuned, 16-bit: the Tensor Cores
+    assert "gemm_v7_" in which(a.float(), b.float(), "cuda")  # untuned, float32: v7
