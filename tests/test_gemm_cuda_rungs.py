@@ -156,8 +156,17 @@ def test_the_tuned_table_is_read_for_its_gpu_only(tmp_path, monkeypatch):
         tuned_tables.clear()
 
 
-def test_the_committed_table_is_empty_until_a_gpu_is_measured():
-    assert launchers.tuned("NVIDIA H200") == {}
+def test_the_committed_table_names_compiled_configurations_of_benchmark_shapes():
+    """Every entry of the H200's table is a configuration its rung compiles for its dtype, on a
+    shape the benchmark times; other GPUs get no table (the heuristic)."""
+    from phase24.gemm.shapes import shapes
+
+    table = launchers.tuned("NVIDIA H200")
+    assert table and launchers.tuned("another GPU") == {}
+    dtypes = {TAG[d]: d for d in TAG}
+    for (tag, m, n, k), (kind, config) in table.items():
+        assert (m, n, k) in shapes() and config in configs(kind), (tag, m, n, k, kind, config)
+        assert compiled_for(kind, dtypes[tag]), (tag, kind)
 
 
 @pytest.mark.parametrize("dtype", list(TAG), ids=str)
