@@ -5,16 +5,24 @@
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests tests-triton tests-cuda lab sanitize sanitize-new sanitize-triton tune
 #          tune-triton bench profile minigpt planted
+#          grader tests-gemm sanitize-gemm tune-gemm bench-gemm bench-gemm-rungs
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
 #          tests-triton and tests-cuda are its two halves (the Triton rungs' files, the rest).
 #   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
+#   grader: the grader's tests that are not marked gpu (planted cheats, defences, bad inputs, bench
+#          --file), run on the GPU: there a learner's file runs on the GPU, not in the interpreter.
+#   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
+#          GEMM ladders' tables, copied into src/ for the bench steps after it), bench-gemm
+#          (cublas, cuda, triton), bench-gemm-rungs (every implementation on 4096^3 and two decode
+#          shapes).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
 #   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
-# On the lent device pass $OUT itself as OUTDIR: each step writes its log there as it runs, so a
-# call that runs out of time still returns the logs of the steps it finished. Every step has
+# On the lent device pass $OUT itself as OUTDIR: each step writes its log and results under
+# OUTDIR/logs/, and after each step everything there is packed into OUTDIR/session.tgz (the device
+# returns at most 8 files), so a call that runs out of time still returns the steps it finished. Every step has
 # its own time limit (STEP_LIMITS below, seconds), so one slow step cannot eat the whole call.
 set -uo pipefail
 out=${1:?usage: gpu-session.sh OUTDIR [steps...]}
@@ -22,7 +30,9 @@ shift
 steps=${*:-doctor tests lab sanitize bench profile minigpt}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-mkdir -p "$out"
+mkdir -p "$out/logs"
+top=$out
+out=$out/logs
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export PHASE24_CACHE=${PHASE24_CACHE:-$root/.cache/phase24}
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/.cache/triton}
@@ -31,7 +41,10 @@ status=0
 summary=()
 
 declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-triton-kernels]=300 [tests-triton-situations]=240
-                        [tests-cuda]=420 [planted]=420
+                        [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
+                        [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
+                        [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
+                        [bench-gemm]=240 [bench-gemm-rungs]=240
                         [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
@@ -56,10 +69,12 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
     tail -n 25 "$out/$name.log"
     summary+=("$(printf '%-12s rc=%-3s %4ss' "$name" "$rc" $((SECONDS - t0)))")
     [ $rc -eq 0 ] || status=1
+    printf '%s\n' "${summary[@]}" > "$out/summary.txt"
+    tar -czf "$top/session.tgz" -C "$top" logs
 }
 
 case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
-    *" tests "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune "*|*" bench "*|*" profile "*|*" planted "*)
+    *" tests "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" planted "*|*" grader "*|*" tests-gemm "*)
         target=$("$py" -c 'import torch; from phase24.bridge import nvcc
 print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
         step build "$py" -m phase24 build --arch "$target" ;;
@@ -115,6 +130,30 @@ for s in $steps; do
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;
     minigpt)  step minigpt "$py" -m phase24 minigpt speed --json "$out/minigpt_speed.json" ;;
+    grader)   step grader "$py" -m pytest -q -n 8 -p no:cacheprovider --timeout 280 -rfEs \
+                  tests/test_grader.py tests/test_grader_defences.py tests/test_gemm_learner.py \
+                  tests/test_bench_file.py tests/test_bad_inputs.py ;;
+    tests-gemm) step tests-gemm "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 280 \
+                  -rfEs tests/test_gemm_cuda_gpu.py tests/test_gemm_triton_gpu.py \
+                  tests/test_gemm_learner_gpu.py ;;
+    sanitize-gemm)
+              san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=gemm_)
+              step sanitize-gemm-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py gemm
+              step sanitize-gemm-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize.py gemm
+              step sanitize-gemm-racecheck "${san[@]}" --tool racecheck "$py" scripts/sanitize.py gemm \
+                  --small ;;
+    tune-gemm) step tune-gemm-cuda "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda.json"
+              "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda.json" \
+                  src/phase24/gemm/cuda/tuned_configs.json
+              step tune-gemm-triton "$py" scripts/tune.py gemm triton "$out/tune-gemm-triton.json"
+              "$py" scripts/tune.py gemm triton --from "$out/tune-gemm-triton.json" \
+                  src/phase24/gemm/triton/triton_configs.json
+              cp src/phase24/gemm/cuda/tuned_configs.json src/phase24/gemm/triton/triton_configs.json \
+                  "$out"/ 2>/dev/null || true ;;
+    bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda triton \
+                  --out "$out/gemm" ;;
+    bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
+                  --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
     *)        echo "unknown step $s"; status=1 ;;
     esac
 done
