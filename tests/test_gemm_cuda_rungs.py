@@ -126,7 +126,7 @@ def test_a_grid_past_2_31_blocks_is_split_into_bands(monkeypatch):
     seen = []
 
     class Fake:
-        def launch(self, grid, block, a, b, c, m, n, k):
+        def launch(self, grid, block, a, b, c, m, n, k, shared_bytes=0):
             seen.append((grid, block, a.shape[0], c.shape[0], int(m), int(n), int(k)))
 
     monkeypatch.setattr(launchers, "_kernel", lambda source, name: Fake())
@@ -177,3 +177,22 @@ def test_candidates_cover_every_tunable_configuration_of_the_dtype(dtype):
                      if compiled_for(k, dtype)]
     assert ("v8" in {k for k, _ in found}) == (dtype != torch.float32)
     assert {f["kind"] for f, _ in tuning.candidates(a, b, only=["v6"])} == {"v6"}
+
+
+def test_v8_asks_for_its_stages_and_is_refused_where_they_do_not_fit(monkeypatch):
+    """v8's dynamic shared memory is its stages of A's and B's tiles; a GPU that cannot give a
+    block that much (Ada: 99 KB) gets one line, never a failed launch."""
+    from phase24.bridge import launch
+    from phase24.gemm.args import GemmArgumentError
+    from phase24.gemm.cuda.configs import shared_bytes
+
+    assert shared_bytes("v8", (128, 128, 32, 64, 64, 3, 8)) == 3 * 256 * 32 * 2
+    assert max(shared_bytes("v8", c) for c in configs("v8")) == 3 * 384 * 64 * 2  # 144 KB
+    assert all(shared_bytes(k, c) == 0 for k in FILES if k != "v8" for c in configs(k))
+    monkeypatch.setattr(launchers, "gpu", lambda device=None: launch.Gpu(
+        0, "an Ada GPU", (8, 9), 128, 99 * 1024))
+    monkeypatch.setattr(launchers, "_kernel", lambda source, name: pytest.fail("launched"))
+    a = torch.zeros(256, 64, dtype=torch.bfloat16)
+    b, c = torch.zeros(64, 256, dtype=torch.bfloat16), torch.zeros(256, 256, dtype=torch.bfloat16)
+    with pytest.raises(GemmArgumentError, match="at most 101376"):
+        launchers.run("v8", (128, 256, 64, 64, 64, 3, 8), a, b, c)

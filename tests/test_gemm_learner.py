@@ -234,7 +234,7 @@ def test_a_cu_files_kernel_is_launched_with_its_tile_and_threads(tmp_path, monke
     seen = []
 
     class Recorder:
-        def launch(self, grid, block, a, b, c, m, n, k):
+        def launch(self, grid, block, a, b, c, m, n, k, shared_bytes=0):
             seen.append((grid, block, a.shape[0], c.shape[0], int(m), int(n), int(k)))
 
     monkeypatch.setattr(learner_cu, "load", lambda path, abi, flags: ("abi",

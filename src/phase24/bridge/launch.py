@@ -30,6 +30,7 @@ class Gpu:
     name: str
     capability: tuple[int, int]
     sm_count: int
+    smem_per_block: int = 48 * 1024  # the most shared memory a block may opt in to
 
     @property
     def target(self) -> str:
@@ -85,7 +86,8 @@ def gpu(device=None) -> Gpu:
 
         index = device_index(device)
         p = torch.cuda.get_device_properties(index)
-        info = _gpus[index] = Gpu(index, p.name, (p.major, p.minor), p.multi_processor_count)
+        info = _gpus[index] = Gpu(index, p.name, (p.major, p.minor), p.multi_processor_count,
+                                  getattr(p, "shared_memory_per_block_optin", 48 * 1024))
     return info
 
 

@@ -38,11 +38,11 @@ PARAMS = {
     "v5": ("BM", "BN", "BK", "TM", "TN"),
     "v6": ("BM", "BN", "BK", "WM", "WN", "TM", "TN"),
     "v7": ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "G"),
-    "v8": ("BM", "BN", "WM", "WN", "S", "G"),
+    "v8": ("BM", "BN", "BK", "WM", "WN", "S", "G"),
 }
 
-# Each rung's configurations, built for every dtype, largest tile first (v7: its 128 x 128 tiles
-# first, the untuned choice, then the wider tiles only the tuner picks).
+# Each rung's configurations, built for every dtype, largest tile first (v7, v8: their 128 x 128
+# tiles first, the untuned choice, then the wider tiles only the tuner picks).
 CONFIGS = {
     "v0": [()],
     "v1": [()],
@@ -55,8 +55,9 @@ CONFIGS = {
     "v7": [(128, 128, 16, 64, 32, 8, 4, 8), (128, 128, 8, 64, 32, 8, 4, 8),
            (128, 256, 8, 64, 64, 8, 4, 8), (256, 128, 8, 64, 64, 8, 4, 8),
            (128, 64, 16, 64, 32, 8, 4, 8), (64, 64, 16, 32, 32, 4, 4, 8)],
-    "v8": [(128, 128, 64, 64, 3, 8), (128, 128, 64, 32, 3, 8), (128, 64, 64, 32, 4, 8),
-           (64, 64, 32, 32, 4, 8)],
+    "v8": [(128, 128, 32, 64, 64, 3, 8), (128, 256, 32, 64, 64, 4, 8), (256, 128, 32, 64, 64, 4, 8),
+           (128, 128, 64, 64, 64, 3, 8), (128, 256, 64, 64, 64, 3, 8),
+           (128, 128, 32, 64, 32, 3, 8), (128, 64, 32, 64, 32, 4, 8), (64, 64, 32, 32, 32, 4, 8)],
 }
 
 # The Tensor Core rungs compile float16 and bfloat16 kernels only (float32 is the SIMT rungs').
@@ -112,6 +113,15 @@ def threads(kind: str, config: tuple) -> int:
     if kind in ("v4", "v5"):
         return p["BM"] * p["BN"] // (p["TM"] * p["TN"])
     return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+
+
+def shared_bytes(kind: str, config: tuple) -> int:
+    """Dynamic shared memory a block of this configuration asks for at launch (v8's stages of A's
+    and B's tiles, 2-byte values); the other rungs' is static (0 here)."""
+    if kind != "v8":
+        return 0
+    p = named(kind, config)
+    return p["S"] * (p["BM"] + p["BN"]) * p["BK"] * 2
 
 
 def blocks(kind: str, config: tuple, m: int, n: int) -> int:

@@ -20,8 +20,8 @@ from phase24.bridge.launch import Kernel, gpu, load_kernel
 from phase24.core import tuned as tuned_tables
 from phase24.core.dtypes import TAG
 from phase24.gemm.args import GemmArgumentError
-from phase24.gemm.cuda.configs import (blocks, compiled_for, configs, kernel_name, source,
-                                       threads, tile)
+from phase24.gemm.cuda.configs import (blocks, compiled_for, configs, kernel_name,
+                                       shared_bytes, source, threads, tile)
 
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
@@ -40,8 +40,16 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
                                 f"(got {a.dtype}; float32 runs on the SIMT rungs)")
     if kind == "v8" and not _rows_of_16_bytes(a, b, c):
         return _padded(kind, config, a, b, c)
-    launch_tiles(_kernel(source(kind), kernel_name(kind, config, a.dtype)), tile(kind, config),
-                 threads(kind, config), a, b, c, f"cuda-{kind}")
+    shared = shared_bytes(kind, config)
+    if shared > 48 * 1024 and shared > gpu(a.device).smem_per_block:
+        here = gpu(a.device)
+        raise GemmArgumentError(f"cuda-{kind}{config}: {shared} bytes of shared memory a block; "
+                                f"{here.name} gives at most {here.smem_per_block}")
+    kernel = _kernel(source(kind), kernel_name(kind, config, a.dtype))
+    if shared > 48 * 1024:  # beyond 48 KB a kernel must ask for it
+        kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shared)
+    launch_tiles(kernel, tile(kind, config), threads(kind, config), a, b, c, f"cuda-{kind}",
+                 shared)
 
 
 def _rows_of_16_bytes(*ts: torch.Tensor) -> bool:
@@ -64,7 +72,7 @@ def _padded(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch
 
 
 def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, b: torch.Tensor,
-                 c: torch.Tensor, name: str) -> None:
+                 c: torch.Tensor, name: str, shared: int = 0) -> None:
     """Launch a kernel of the GEMM ABI (export.cuh; a learner's kernel follows it too) with
     ``block`` threads a block, one block per ``tile_mn`` (rows, columns) tile of C on a 1-D grid.
     A grid of more than MAX_GRID blocks is split into launches over bands of rows of C."""
@@ -78,7 +86,8 @@ def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, 
     for start in range(0, m, band):
         stop = min(m, start + band)
         kernel.launch(-(-(stop - start) // rows) * tiles_n, block, a[start:stop], b,
-                      c[start:stop], np.int32(stop - start), np.int32(n), np.int32(k))
+                      c[start:stop], np.int32(stop - start), np.int32(n), np.int32(k),
+                      shared_bytes=shared)
 
 
 def sm_count(device=None) -> int:

@@ -1,15 +1,17 @@
 // v8 (cuda-v8): the Tensor Cores, as Ampere and Ada have them: each warp multiplies 16 x 16
 // tiles of A by 16 x 8 tiles of B with one mma.sync instruction, its operands read from shared
-// memory by ldmatrix, the tiles copied from global memory by cp.async in STAGES stages, stored
-// in a swizzled layout that no ldmatrix reads with a bank conflict. float16 and bfloat16 only.
+// memory by ldmatrix, the tiles copied from global memory by cp.async in STAGES stages (dynamic
+// shared memory, up to 144 KB), stored in a swizzled layout that no ldmatrix reads with a bank
+// conflict. float16 and bfloat16 only.
 //
 // Changed from v7: (1) the products: an FFMA computes one product a thread; an m16n8k16
 // mma.sync computes 16 x 8 x 16 = 2048 of them a warp, in float32 (the H200's Tensor Cores
 // run bfloat16 at about 15 times its FFMA rate); (2) the copies: cp.async moves 16 bytes from
 // global to shared memory with no register on the way and without waiting, so STAGES - 1 tiles
-// are in flight while the warps compute on one; (3) the layout: a row of A's tile is 64 bytes,
-// of B's 256, so the 8 rows ldmatrix reads at once would share banks; the 16-byte chunk c of
-// row r is stored at c ^ f(r) instead, which spreads any 8 consecutive rows over all 32 banks.
+// are in flight while the warps compute on one; (3) the layout: a row of A's tile is 64 or 128
+// bytes, of B's 128 to 512, so the 8 rows ldmatrix reads at once would share banks; the 16-byte
+// chunk c of row r is stored at c ^ f(r) instead, which spreads any 8 consecutive rows over all
+// 32 banks.
 // Every size and alignment is taken: the launcher copies operands whose rows are not a multiple
 // of 16 bytes (K or N not a multiple of 8) into padded ones, and partial tiles read zeros.
 // Prediction: at 4096^3 in bfloat16 several times v7 and at least half of cuBLAS (whose Hopper
@@ -63,19 +65,24 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 }
 
 // --8<-- [start:kernel]
-// A's tile: BM rows of BK = 32 values (4 chunks of 16 bytes), chunk c of row r at c ^ (r/2 % 4).
-// B's tile: BK rows of BN values (BN/8 chunks), chunk c of row r at c ^ (r % 8).
-template <int BN>
-__device__ __forceinline__ int b_chunk(int r, int c) { return c ^ (r % 8); }
-__device__ __forceinline__ int a_chunk(int r, int c) { return c ^ ((r / 2) % 4); }
+// Chunk c (16 bytes) of row r of a tile whose rows have CH chunks is stored at chunk
+// c ^ f(r): 8 consecutive rows of one chunk, as ldmatrix reads them, then fall in 8 different
+// 16-byte columns of the 128-byte bank window. Rows of 4 chunks (64 bytes) pair up in a window.
+template <int CH>
+__device__ __forceinline__ int swizzled(int r, int c) {
+    constexpr int W = CH < 8 ? CH : 8;
+    return c ^ ((r / (8 / W)) % W);
+}
 
-template <typename T, int BM, int BN, int WM, int WN, int STAGES, int GROUP>
+template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP>
 __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
-    constexpr int BK = 32, NT = (BM / WM) * (BN / WN) * 32;
+    constexpr int NT = (BM / WM) * (BN / WN) * 32, CA = BK / 8, CB = BN / 8;  // chunks a row
     constexpr int FM = WM / 16, FN = WN / 8;  // a warp's mma tiles, down and across
-    static_assert(WM % 16 == 0 && WN % 16 == 0 && BN % 64 == 0, "whole mma and ldmatrix tiles");
-    __shared__ __align__(128) T as[STAGES][BM][BK];
-    __shared__ __align__(128) T bs[STAGES][BK][BN];
+    static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 32 == 0 && BN % 64 == 0,
+                  "whole mma and ldmatrix tiles, rows of at least 64 bytes");
+    extern __shared__ __align__(128) unsigned char smem[];  // STAGES tiles of A, then of B
+    T* as = reinterpret_cast<T*>(smem);                     // as[stage][BM][BK]
+    T* bs = as + STAGES * BM * BK;                          // bs[stage][BK][BN]
     // The tile of C: GROUP rows of tiles walked column by column (v7's order).
     const long long tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
     const long long per_group = GROUP * tiles_n, first = (blockIdx.x / per_group) * GROUP;
@@ -85,20 +92,20 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wm0 = (warp / (BN / WN)) * WM, wn0 = (warp % (BN / WN)) * WN;
     const int steps = (K + BK - 1) / BK;
+    auto a_at = [&](int st, int r, int ch) { return as + (st * BM + r) * BK + swizzled<CA>(r, ch) * 8; };
+    auto b_at = [&](int st, int r, int ch) { return bs + (st * BK + r) * BN + swizzled<CB>(r, ch) * 8; };
 
     auto load = [&](int stage, int step) {  // cp.async of one step's tiles (zeros off the edges)
         const int k0 = step * BK;
-        for (int s = threadIdx.x; s < BM * BK / 8; s += NT) {
-            const int r = s / (BK / 8), ch = s % (BK / 8);
+        for (int s = threadIdx.x; s < BM * CA; s += NT) {
+            const int r = s / CA, ch = s % CA;
             const bool in = row0 + r < M && k0 + ch * 8 < K;
-            copy16(&as[stage][r][a_chunk(r, ch) * 8],
-                   in ? a + (row0 + r) * K + k0 + ch * 8 : a, in);
+            copy16(a_at(stage, r, ch), in ? a + (row0 + r) * K + k0 + ch * 8 : a, in);
         }
-        for (int s = threadIdx.x; s < BK * BN / 8; s += NT) {
-            const int r = s / (BN / 8), ch = s % (BN / 8);
+        for (int s = threadIdx.x; s < BK * CB; s += NT) {
+            const int r = s / CB, ch = s % CB;
             const bool in = k0 + r < K && col0 + ch * 8 < N;
-            copy16(&bs[stage][r][b_chunk<BN>(r, ch) * 8],
-                   in ? b + (long long)(k0 + r) * N + col0 + ch * 8 : b, in);
+            copy16(b_at(stage, r, ch), in ? b + (long long)(k0 + r) * N + col0 + ch * 8 : b, in);
         }
     };
 
@@ -118,15 +125,12 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
         for (int kk = 0; kk < BK; kk += 16) {
             uint32_t fa[FM][4], fb[FN][2];
 #pragma unroll
-            for (int i = 0; i < FM; ++i) {  // lanes 0-15: rows at k, lanes 16-31: at k + 8
-                const int r = wm0 + i * 16 + lane % 16, ch = kk / 8 + lane / 16;
-                ldmatrix_x4(fa[i], &as[st][r][a_chunk(r, ch) * 8]);
-            }
+            for (int i = 0; i < FM; ++i)  // lanes 0-15: rows at k, lanes 16-31: at k + 8
+                ldmatrix_x4(fa[i], a_at(st, wm0 + i * 16 + lane % 16, kk / 8 + lane / 16));
 #pragma unroll
             for (int j = 0; j < FN; j += 2) {  // two 8-wide tiles of B a load, transposed
-                const int r = kk + lane % 16, ch = (wn0 + j * 8) / 8 + lane / 16;
                 uint32_t t[4];
-                ldmatrix_x4_trans(t, &bs[st][r][b_chunk<BN>(r, ch) * 8]);
+                ldmatrix_x4_trans(t, b_at(st, kk + lane % 16, (wn0 + j * 8) / 8 + lane / 16));
                 fb[j][0] = t[0], fb[j][1] = t[1], fb[j + 1][0] = t[2], fb[j + 1][1] = t[3];
             }
 #pragma unroll
@@ -157,15 +161,19 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
 }
 // --8<-- [end:kernel]
 
-#define V8_KERNEL(tag, T, BM, BN, WM, WN, S, G)                                                 \
-    GEMM_EXPORT(gemm_v8_bm##BM##_bn##BN##_wm##WM##_wn##WN##_s##S##_g##G##_##tag, T,            \
-                __launch_bounds__((BM / WM) * (BN / WN) * 32), mma_gemm<T, BM, BN, WM, WN, S, G>)
-#define V8(BM, BN, WM, WN, S, G) \
-    V8_KERNEL(f16, __half, BM, BN, WM, WN, S, G) V8_KERNEL(bf16, __nv_bfloat16, BM, BN, WM, WN, S, G)
+#define V8_KERNEL(tag, T, BM, BN, BK, WM, WN, S, G)                                              \
+    GEMM_EXPORT(gemm_v8_bm##BM##_bn##BN##_bk##BK##_wm##WM##_wn##WN##_s##S##_g##G##_##tag, T,     \
+                __launch_bounds__((BM / WM) * (BN / WN) * 32),                                  \
+                mma_gemm<T, BM, BN, BK, WM, WN, S, G>)
+#define V8(BM, BN, BK, WM, WN, S, G)                         \
+    V8_KERNEL(f16, __half, BM, BN, BK, WM, WN, S, G)         \
+    V8_KERNEL(bf16, __nv_bfloat16, BM, BN, BK, WM, WN, S, G)
 
 // --8<-- [start:configs]
-// (BM, BN, WM, WN, STAGES, GROUP): a BM x BN tile of C per block, one WM x WN tile per warp,
-// STAGES tiles of 32 along K in shared memory (configs.py lists the same).
-V8(128, 128, 64, 64, 3, 8) V8(128, 128, 64, 32, 3, 8) V8(128, 64, 64, 32, 4, 8)
-V8(64, 64, 32, 32, 4, 8)
+// (BM, BN, BK, WM, WN, STAGES, GROUP): a BM x BN tile of C per block, K in steps of BK, one
+// WM x WN tile per warp, STAGES steps' tiles in (dynamic) shared memory: STAGES (BM + BN) BK
+// 2-byte values, up to 144 KB (configs.py lists the same and gives the launch its size).
+V8(128, 128, 32, 64, 64, 3, 8) V8(128, 256, 32, 64, 64, 4, 8) V8(256, 128, 32, 64, 64, 4, 8)
+V8(128, 128, 64, 64, 64, 3, 8) V8(128, 256, 64, 64, 64, 3, 8) V8(128, 128, 32, 64, 32, 3, 8)
+V8(128, 64, 32, 64, 32, 4, 8) V8(64, 64, 32, 32, 32, 4, 8)
 // --8<-- [end:configs]
