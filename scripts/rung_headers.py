@@ -9,7 +9,8 @@ src/phase24/softmax/cuda/ state no figures); each Triton rung
 twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) and
 softmax_table.md (the README's table, which the pages include) are
 written here too, from the same JSON; GEMM's tables (results/h200/gemm/<dtype>_<group>.md and .es.md,
-src/phase24/gemm/tables.py) from its run beside them, results/h200/gemm/gemm.json, once committed. This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
+src/phase24/gemm/tables.py) from its run beside them, results/h200/gemm/gemm.json, once committed, and
+the pages' includes of them below each GEMM results placeholder (tables.fill_page). This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
 from the committed JSON.
 """
 
@@ -212,6 +213,20 @@ def gemm_tables(path: Path) -> dict:
     return {path.parent / name: text for name, text in table_files(json.loads(path.read_text())).items()}
 
 
+def gemm_pages(path: Path, docs: Path = ROOT / "docs") -> dict:
+    """{page: text} of every page with a GEMM results placeholder, the includes below each made
+    from the tables of the run ``path`` (src/phase24/gemm/tables.py, fill_page)."""
+    from phase24.gemm.tables import PLACEHOLDER, fill_page
+
+    tables = {p.name: text for p, text in gemm_tables(path).items()}
+    out = {}
+    for page in sorted(docs.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        if any(PLACEHOLDER.match(line) for line in text.splitlines()):
+            out[page] = fill_page(text, "es" if page.name.endswith(".es.md") else "en", tables)
+    return out
+
+
 def rewrite(text: str, lines: list[str], mark: str) -> str:
     src = text.splitlines()
     prefix = mark.split(" ")[0] + " "
@@ -250,6 +265,11 @@ def main(argv: list[str]) -> int:
             stale.append(table.name)
             if not check:
                 table.write_text(text)
+    for page, text in gemm_pages(GEMM_RUN).items():  # the pages' includes of GEMM's tables
+        if page.read_text(encoding="utf-8") != text:
+            stale.append(page.name)
+            if not check:
+                page.write_text(text, encoding="utf-8")
     if check and stale:
         print("rung headers differ from the results: " + ", ".join(stale)
               + " (python3 scripts/rung_headers.py rewrites them)")

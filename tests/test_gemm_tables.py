@@ -195,3 +195,65 @@ def test_the_include_check_finds_a_shifted_row(tmp_path: Path):
     assert include_problems("lab.md", '--8<-- "results/h200/gemm/float32_squares.es.md"\n', tmp_path)
     assert include_problems("lab.es.md", '--8<-- "results/h200/gemm/float32_squares.es.md:1:3"\n', tmp_path) == []
     assert include_problems("lab.md", '--8<-- "results/h200/gemm/float16_squares.md"\n', tmp_path)
+
+
+# ---- the pages' includes, made from the placeholders ---------------------------------------------
+
+from phase24.gemm.tables import fill_page, includes, parse_placeholder, read_tables  # noqa: E402
+
+
+def _tables() -> dict[str, str]:
+    return table_files(synthetic_run())
+
+
+def test_a_placeholder_names_dtype_groups_rows_and_the_roofline():
+    assert parse_placeholder("float32 squares, rows cublas cuda-v2") == (
+        "float32", ["squares"], ["cublas", "cuda-v2"], False)
+    assert parse_placeholder("bfloat16 squares, layer and decode, rows cublas cuda triton "
+                             "(decode with the memory roofline)") == (
+        "bfloat16", ["squares", "layer", "decode"], ["cublas", "cuda", "triton"], True)
+    assert parse_placeholder("float32 decode, rows cublas cuda-v7 and the memory roofline")[3]
+    with pytest.raises(ValueError):
+        parse_placeholder("float32 squares")
+
+
+def test_includes_pick_the_rows_asked_for_and_say_what_the_run_lacks():
+    made = includes("float32 squares and decode, rows cublas cuda-v2 triton-v1 and the memory roofline",
+                    "en", _tables(), "    ")
+    text = "\n".join(made)
+    lines = table(synthetic_run(), "float32", "decode").splitlines()
+    roof = next(i for i, line in enumerate(lines, start=1) if line.startswith("| memory roofline"))
+    assert '    --8<-- "results/h200/gemm/float32_squares.md:1:3,5:5"' in made  # header, cublas, cuda-v2
+    assert f'    --8<-- "results/h200/gemm/float32_decode.md:1:3,5:5,{roof}:{roof}"' in made
+    assert "    Not in the recorded run: `triton-v1`; the command above times what is missing." in made
+    es = includes("float32 squares, rows cublas cuda-naive", "es", _tables())
+    assert es[1] == '--8<-- "results/h200/gemm/float32_squares.es.md:1:4"'
+    assert includes("float32 squares, rows cublas triton-v2", "es", _tables())[-1].startswith(
+        "No están en la ejecución registrada: `triton-v2`")
+    assert "float32_squares" not in "\n".join(includes("float32 squares, rows cublas triton-v2", "en", _tables()))
+    assert includes("float32 squares, rows cublas cuda-v2", "en", {}) == []  # no run: nothing
+
+
+def test_filling_a_page_is_idempotent_and_keeps_its_prose():
+    page = ("Write down your prediction.\n\n??? note \"What we measured\"\n\n"
+            "    <!-- results: gemm float32 squares, rows cublas cuda-v2 triton-v2 -->\n\n"
+            "    <!-- results: gemm bfloat16 squares, rows cublas triton-v2 -->\n\n"
+            "    <!-- results: gemm float32 squares, rows cublas triton-v2 -->\n\n"
+            "    Read it against the bar.\n\nNext paragraph.\n")
+    once = fill_page(page, "en", _tables())
+    assert fill_page(once, "en", _tables()) == once
+    assert once.count("Not in the recorded run: `triton-v2`") == 1  # said once for the three
+    assert "    Read it against the bar.\n\nNext paragraph.\n" in once
+    assert fill_page(once, "en", {}) == page  # without a run, only the placeholders stay
+
+
+@pytest.mark.skipif(not (GEMM / "gemm.json").exists(), reason="results/h200/gemm/gemm.json is not committed yet")
+def test_the_pages_includes_are_made_from_their_placeholders():
+    """What the pages include below each placeholder is what fill_page makes from the committed
+    tables (python3 scripts/rung_headers.py rewrites them)."""
+    tables = read_tables(GEMM)
+    assert tables, "results/h200/gemm/ has its run but no tables"
+    stale = [str(page.relative_to(DOCS)) for page in sorted(DOCS.rglob("*.md"))
+             if (text := page.read_text(encoding="utf-8")) != fill_page(
+                 text, "es" if page.name.endswith(".es.md") else "en", tables)]
+    assert not stale, f"GEMM includes out of date on {stale}: python3 scripts/rung_headers.py rewrites them"

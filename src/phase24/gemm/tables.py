@@ -158,3 +158,118 @@ def table_files(result: dict) -> dict[str, str]:
                 out[f"{dtype}_{group}.md"] = table(result, dtype, group)
                 out[f"{dtype}_{group}.es.md"] = table(result, dtype, group, "es")
     return out
+
+
+# ---- the pages' includes of these tables --------------------------------------------------------
+#
+# A page asks for rows of the tables with a placeholder, an HTML comment that names the dtype, the
+# groups of shapes and the implementations (and, for decode shapes, the memory roofline):
+#
+#     <!-- results: gemm float32 squares, rows cublas cuda-v1 cuda-v2 -->
+#     <!-- results: gemm bfloat16 squares, layer and decode, rows cublas cuda triton (decode with the memory roofline) -->
+#
+# ``fill_page`` writes below each placeholder the includes that show those rows (the header, the
+# rows the run has, the caption), in the page's language, by line number; and, for rows the
+# recorded run lacks, one sentence that says so. The placeholder stays, so the includes are made
+# again from it whenever the tables change (scripts/rung_headers.py does it; tests check it).
+
+PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*results:\s*gemm\s+(?P<spec>.*?)\s*-->[ \t]*$")
+SPEC = re.compile(r"^(?P<dtype>\w+)\s+(?P<groups>[\w ,]*?),\s+rows\s+(?P<rows>.*)$")
+INCLUDE_LINE = re.compile(r'^[ \t]*--8<-- "results/h200/gemm/[^"]+"[ \t]*$')
+MISSING = {"en": "Not in the recorded run: {names}; the command above times what is missing.",
+           "es": "No están en la ejecución registrada: {names}; el comando de arriba mide lo que "
+                 "falta."}
+ROOFLINE_ROW = re.compile(r"^\| (memory roofline|\*roofline\* de memoria) \|")
+TABLES = "results/h200/gemm"
+
+
+def parse_placeholder(spec: str) -> tuple[str, list[str], list[str], bool]:
+    """(dtype, groups, implementations, with the roofline row) of a placeholder's text."""
+    m = SPEC.match(spec)
+    if not m:
+        raise ValueError(f"not a GEMM results placeholder: {spec!r}")
+    groups = [g for g in GROUPS if re.search(rf"\b{g}\b", m["groups"])]
+    rows = m["rows"]
+    roofline = "memory roofline" in rows
+    names = re.findall(r"`?\b((?:cublas|cuda|triton)(?:-[\w]+)?)\b`?", rows.split("(")[0].split(" and ")[0])
+    if not groups or not names:
+        raise ValueError(f"a GEMM results placeholder names no group or no row: {spec!r}")
+    return m["dtype"], groups, names, roofline
+
+
+def _spans(lines: list[int]) -> str:
+    spans: list[list[int]] = []
+    for i in sorted(set(lines)):
+        if spans and spans[-1][1] == i - 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ",".join(f"{a}:{b}" for a, b in spans)
+
+
+def includes(spec: str, lang: str, tables: dict[str, str], indent: str = "") -> list[str]:
+    """The lines below a placeholder: for each group whose table has a row asked for besides
+    cuBLAS's, an include of the header and those rows, then one of the caption; then, if the
+    recorded run lacks rows asked for, the sentence that says so. ``tables``: {file name: text}."""
+    dtype, groups, names, roofline = parse_placeholder(spec)
+    out: list[str] = []
+    missing: list[str] = []
+    suffix = ".es.md" if lang == "es" else ".md"
+    for group in groups:
+        name = f"{dtype}_{group}{suffix}"
+        lines = tables.get(name, "").splitlines()
+        rows = {m[1]: i for i, line in enumerate(lines, start=1)
+                if (m := re.match(r"^\| `([\w-]+)` \|", line))}
+        missing += [n for n in names if n not in rows and n not in missing]
+        wanted = [rows[n] for n in names if n in rows]
+        if not any(n in rows for n in names if n != "cublas"):
+            continue
+        if roofline and group == "decode":
+            wanted += [i for i, line in enumerate(lines, start=1) if ROOFLINE_ROW.match(line)]
+        out += ["", f'{indent}--8<-- "{TABLES}/{name}:{_spans([1, 2] + wanted)}"', "",
+                f'{indent}--8<-- "{TABLES}/{name}:{len(lines)}:{len(lines)}"']
+    if missing and tables:
+        names_md = ", ".join(f"`{n}`" for n in missing)
+        out += ["", indent + MISSING[lang].format(names=names_md)]
+    return out
+
+
+def _generated(line: str) -> bool:
+    s = line.strip()
+    return not s or bool(INCLUDE_LINE.match(line)) or any(
+        s.startswith(t.split("{")[0]) for t in MISSING.values())
+
+
+def fill_page(text: str, lang: str, tables: dict[str, str]) -> str:
+    """``text`` with the lines below each GEMM placeholder made again from ``tables``."""
+    src = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(src):
+        line = src[i]
+        m = PLACEHOLDER.match(line)
+        out.append(line)
+        i += 1
+        if not m:
+            continue
+        while i < len(src) and _generated(src[i]):
+            i += 1
+        made = includes(m["spec"], lang, tables, m["indent"])
+        before = [x.strip() for x in out[:-1] if x.strip() and not PLACEHOLDER.match(x)]
+        if made and made[-1].strip() in before[-1:] and not any(INCLUDE_LINE.match(x) for x in made):
+            made = []  # the same sentence as just above, for the placeholder before this one
+        out += made
+        if i < len(src):
+            out.append("")
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def read_tables(folder) -> dict[str, str]:
+    """{file name: text} of the tables written in ``folder`` (none before a run is committed)."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    if not (folder / "gemm.json").exists():
+        return {}
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*_*.md"))
+            if p.name.split("_")[0] in ELEMENT_BYTES}
