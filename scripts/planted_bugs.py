@@ -117,6 +117,38 @@ BUGS = [
         f"{LADDER}/v5_whole_row.py", 'm_safe = gl.where(m_new == float("-inf"), 0.0, m_new)',
         "m_safe = m_new", (f"{GPU_TESTS}::test_gpu_every_rung_and_configuration[torch.bfloat16]",),
         True),
+    # ---- the GEMM ladders ----
+    Bug("gemm-sweeps-naive-8192", "the default sweep times the naive rungs at every size",
+        "src/phase24/gemm/spec.py", 'if name in ("cuda-naive", "cuda-v1") and m * n * k > 2048**3:',
+        "if False:", ("tests/test_gemm_cpu.py::test_the_default_sweep_leaves_the_slowest_rungs_"
+                      "out_of_the_largest_shapes",), False),
+    Bug("gemm-v8-smem-unchecked", "a v8 configuration launched on a GPU that cannot give it the "
+        "shared memory", "src/phase24/gemm/cuda/launchers.py",
+        "if shared > 48 * 1024 and shared > gpu(a.device).smem_per_block:", "if False:",
+        ("tests/test_gemm_cuda_rungs.py::test_v8_asks_for_its_stages_and_is_refused_where_they_"
+         "do_not_fit",), False),
+    Bug("gemm-tuned-class-smaller", "a shape class keeps its smaller shape's entry",
+        "src/phase24/gemm/triton/tuning.py", 'key=lambda e: e["M"] * e["N"] * e["K"]):',
+        'key=lambda e: -e["M"] * e["N"] * e["K"]):',
+        ("tests/test_gemm_triton.py::test_the_tuned_table_keeps_the_larger_shape_of_a_class_and_"
+         "is_read_back",), False),
+    Bug("check-log-shared", "two checks of different files write one log",
+        "src/phase24/harness/grade.py", 'subject = f"-{Path(args.file).name}" if args.file else ""',
+        'subject = ""', ("tests/test_grader_defences.py::test_each_learner_file_has_its_own_log",),
+        False),
+    Bug("gemm-v7-group-order", "v7's grouped order gives two blocks one tile (and none another)",
+        "src/phase24/gemm/cuda/v7_prefetch.cu", "row0 = (first + (i % per_group) % rows) * BM;",
+        "row0 = (first + (i % per_group) / rows) * BM;",
+        ("tests/test_gemm_cuda_gpu.py::test_every_case[cuda-v7-torch.float32]",), True),
+    Bug("gemm-v8-unswizzled-store", "v8 stores A's tile unswizzled and reads it swizzled",
+        "src/phase24/gemm/cuda/v8_mma.cu", "copy16(a_at(stage, r, ch),",
+        "copy16(as + (stage * BM + r) * BK + ch * 8,",
+        ("tests/test_gemm_cuda_gpu.py::test_every_case[cuda-v8-torch.bfloat16]",), True),
+    Bug("gemm-v8-unaligned-rows", "v8 runs cp.async on rows that are not 16-byte aligned",
+        "src/phase24/gemm/cuda/launchers.py",
+        'if kind == "v8" and not _rows_of_16_bytes(a, b, c):', "if False:",
+        ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v8-"
+         "torch.bfloat16]",), True),
 ]
 
 

@@ -119,3 +119,13 @@ def test_nvcc_never_waits_on_stdin(tmp_path):
                             stderr=subprocess.PIPE, text=True)  # stdin open, never written
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and "Traceback" not in out + err, out + err
+
+
+def test_each_learner_file_has_its_own_log():
+    """Two checks of different files with one seed (two terminals, or pytest -n) must not write
+    each other's rows: a learner's file gets the log of its own name."""
+    done = phase24("check", "softmax", "--file", "tests/learner_files/good.py", "--seed", "5",
+                   "--case", "1", "--dtype", "float32")
+    assert done.returncode == 0 and "out/check/softmax-good.py-5.log" in done.stdout, done.stdout
+    done = phase24("check", "softmax", "--impl", "torch", "--seed", "5", "--case", "1")
+    assert "out/check/softmax-5.log" in done.stdout, done.stdout
