@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", nargs="+", default=["float32", "bfloat16"], choices=dts)
     s.add_argument("--file", help="time your own kernel (.cu or Triton .py, as check --file takes "
                    "it) beside torch, once it passes check; each run goes to out/history/<op>.jsonl")
-    s.add_argument("--shapes", help="comma-separated MxN (default: the standard sweep)")
+    s.add_argument("--shapes", help="comma-separated shapes, MxN (softmax) or MxNxK (gemm); default: the standard sweep")
     s.add_argument("--out", help="folder for the JSON and PNG (default: results/<gpu>/<op>/)")
     s.add_argument("--timeout", type=argtypes.seconds, default=120, metavar="S",
                    help="with --file: seconds a case of its check, or a shape's timings, may take")
