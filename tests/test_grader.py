@@ -166,3 +166,19 @@ def test_the_cuda_starter_names_what_it_defines(tmp_path):
     flat = " ".join(proc.stdout.split())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "softmax_f32: found" in flat and "not defined: softmax_f16, softmax_bf16" in flat, flat
+
+
+def test_only_the_files_kernels_and_fills_may_run_in_its_call():
+    """What the profiler's witness accepts (harness/learner_py.foreign_kernels): the file's
+    @triton.jit kernels by name, torch's fills of scratch; anything else is named."""
+    from phase24.harness.learner_py import foreign_kernels
+
+    own = {"row_softmax", "copy_rows"}
+    fills = ["void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+             "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+             "at::detail::Array<char*, 1>)", "Memset (Device)"]
+    assert foreign_kernels(["row_softmax", "copy_rows", "row_softmax", *fills], own) == []
+    torch_softmax = "void (anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>()"
+    assert foreign_kernels(["copy_rows", torch_softmax, "copy_rows"], own) == [torch_softmax]
+    assert foreign_kernels(["row_softmaxx"], own) == ["row_softmaxx"]
+    assert foreign_kernels(["ampere_sgemm_128x64_nn"], own) == ["ampere_sgemm_128x64_nn"]

@@ -102,3 +102,12 @@ def test_a_refusal_by_design_is_not_a_failure():
     rc, out = phase24("--impl", "triton-naive", "--dtype", "float32")
     assert rc == 0 and counts(out)[1] == 0 and counts(out)[2] > 0, out
     assert re.search(r"n/a\n +SoftmaxArgumentError: triton-naive: rows of \d+ values do not fit", out), out
+
+
+def test_a_graph_of_torch_replayed_inside_the_call_is_seen_by_the_profiler():
+    """The dispatcher never sees a CUDA graph replayed; the profiler sees torch's softmax kernel
+    run during the call, which is not one of the file's kernels."""
+    rc, out = phase24("--file", str(FILES / "replays_a_graph.py"), "--case", "256x128",
+                      "--dtype", "float32")
+    assert rc == 1 and re.search(r"ran the kernel \S*[Ss]oft[Mm]ax\S*, which is not one of "
+                                 r"replays_a_graph\.py's", " ".join(out.split())), out

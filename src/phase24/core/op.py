@@ -62,7 +62,7 @@ class Op:
     peers: Callable[[], dict]                    # other libraries' implementations found here
     which: Callable[[str, tuple], str | None]    # what an implementation launches, in words
     not_here: Callable[[str], str | None]        # why one cannot be checked on this machine
-    learner: Callable[[Path], tuple]             # a learner's file -> (fn, notes, dtypes)
+    learner: Callable[..., tuple]  # (a learner's file, timing=False) -> (fn, notes, dtypes)
     compile_only: Callable[[Path], int]          # a learner's .cu on a machine with no GPU
     plot: Callable[[dict, Path], Path]
     profiles: tuple[tuple[str, str], ...]        # (implementation, shape) the chapter records

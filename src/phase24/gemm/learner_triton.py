@@ -28,11 +28,12 @@ from phase24.harness.learner_py import PyAbi, load
 ABI = PyAbi("matmul_tiles", ("a", "b", "c"), "GEMM", "labs/starters/my_gemm.py")
 
 
-def load_learner_gemm(path: str | Path) -> tuple:
+def load_learner_gemm(path: str | Path, witness: bool = False) -> tuple:
     """(a registry-style ``matmul(a, b, out=None)`` running the file's ``matmul_tiles`` with the
-    launch check, notes [(text, failed)], the dtypes it is checked in here)."""
+    launch check (``witness``: learner_py.load), notes [(text, failed)], the dtypes it is checked
+    in here)."""
     path = Path(path)
-    matmul = entry(f"triton:{path.name}", load(path, ABI), allow_cpu=INTERPRETED)
+    matmul = entry(f"triton:{path.name}", load(path, ABI, witness), allow_cpu=INTERPRETED)
     if not INTERPRETED:
         return matmul, [], None
     note = ("bfloat16: not checked here: Triton's interpreter has no bfloat16 tl.dot (it "

@@ -118,12 +118,13 @@ def not_here(name: str) -> str | None:
     return "needs a GPU" + (" (cuBLAS)" if name == "cublas" else "")
 
 
-def learner(path: Path) -> tuple:
-    """A learner's file as (matmul callable, notes [(text, failed)], dtypes it covers)."""
+def learner(path: Path, timing: bool = False) -> tuple:
+    """A learner's file as (matmul callable, notes [(text, failed)], dtypes it covers); a .py
+    file's kernels are witnessed by the profiler unless it is being timed."""
     if path.suffix == ".py":
         from phase24.gemm.learner_triton import load_learner_gemm
 
-        return load_learner_gemm(path)
+        return load_learner_gemm(path, witness=not timing)
     from phase24.gemm.learner_cuda import load_learner_gemm
     from phase24.harness.learner_cu import notes
 

@@ -51,7 +51,7 @@ def _subjects(op, spec: dict) -> tuple[dict, list[str], list]:
     from phase24.core.dtypes import NAME
 
     path = Path(spec["file"])
-    fn, notes, covered = op.learner(path)
+    fn, notes, covered = op.learner(path, timing="shapes" in spec)
     if covered is not None:
         dtypes = [d for d in dtypes if d in {NAME[c] for c in covered}]
     return {path.name: fn}, dtypes, notes

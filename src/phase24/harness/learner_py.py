@@ -13,7 +13,10 @@ allocate, take views and fill scratch there (its launcher may copy), so a file t
 kernel but computes with torch (torch.matmul past some size, a copy into the output) fails
 naming the operator; so does one that starts a thread, leaves one running, returns a tensor
 other than its output, or changes the class of its arguments. Importing the file must leave no
-thread running.
+thread running. On a GPU, while it is checked (not while it is timed), each call also runs under
+torch's profiler, and every kernel the GPU ran during it must be one of the file's (or a fill
+of scratch): work that never passes torch's dispatcher, such as a CUDA graph of torch.softmax
+captured at import and replayed, shows there as a kernel that is not the file's.
 
 Without a GPU the file's kernels run in Triton's interpreter: ``@triton.jit`` decides when the
 file is imported whether its kernels are compiled or interpreted, and core/triton_mode.py
@@ -27,6 +30,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import inspect
+import re
 import sys
 import threading
 from contextlib import nullcontext
@@ -77,14 +81,15 @@ def _import(path: Path, abi: PyAbi):
     return module
 
 
-def count_launches(module, path: Path, abi: PyAbi) -> Callable[[], int]:
+def count_launches(module, path: Path, abi: PyAbi) -> tuple[Callable[[], int], set[str]]:
     """Make every Triton kernel defined in ``path`` (found among the module's names, through
-    autotune/heuristics wrappers) count its launches; return a function that reads the count.
-    Each layer (autotuner, heuristics, the kernel) runs under the guard's launcher rules."""
+    autotune/heuristics wrappers) count its launches; return a function that reads the count and
+    the kernels' names. Each layer (autotuner, heuristics, the kernel) runs under the guard's
+    launcher rules."""
     from triton.runtime.jit import KernelInterface
 
     launches = [0]
-    seen = set()
+    seen, names = set(), set()
     for obj in vars(module).values():
         chain = [obj]
         while isinstance(obj, KernelInterface) and isinstance(getattr(obj, "fn", None),
@@ -99,6 +104,7 @@ def count_launches(module, path: Path, abi: PyAbi) -> Callable[[], int]:
             continue
         if source != path.resolve():
             continue  # a kernel imported from elsewhere is not the learner's
+        names.add(obj.fn.__name__)
         for layer in chain:
             if id(layer) in seen:
                 continue
@@ -114,7 +120,7 @@ def count_launches(module, path: Path, abi: PyAbi) -> Callable[[], int]:
     if not seen:
         raise LearnerFileError(f"{path}: it defines no @triton.jit kernel ({abi.function} must "
                                "launch one of its own)")
-    return lambda: launches[0]
+    return (lambda: launches[0]), names
 
 
 def _function(module, path: Path, abi: PyAbi) -> Callable:
@@ -132,9 +138,41 @@ def _function(module, path: Path, abi: PyAbi) -> Callable:
     return fn
 
 
-def load(path: str | Path, abi: PyAbi) -> Callable[..., None]:
+# Kernels torch may run inside a learner's call: fills of scratch it allocates (torch.zeros).
+ALLOWED = re.compile(r"FillFunctor|^Memset")
+
+
+def foreign_kernels(ran: list[str], own: set[str]) -> list[str]:
+    """The kernels of ``ran`` (names the profiler gives) that are neither the file's (``own``:
+    its @triton.jit functions' names, which Triton gives its kernels) nor an allowed fill."""
+    return [k for k in dict.fromkeys(ran)
+            if not ALLOWED.search(k) and k not in own and not any(k.startswith(o + "_")
+                                                                  for o in own)]
+
+
+def _gpu_kernels(run: Callable[[], object]) -> tuple[object, list[str] | None]:
+    """``run()``'s result and the names of the kernels the GPU ran meanwhile (None where the
+    profiler cannot start: another one is running)."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
+    except RuntimeError:
+        return run(), None
+    try:
+        result = run()
+        torch.cuda.synchronize()
+    finally:
+        prof.__exit__(None, None, None)
+    return result, [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
+
+
+def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., None]:
     """Import the learner's .py file; return its ABI function wrapped in the launch check, the
-    compute guard and the checks of its arguments and result (the module's docstring)."""
+    compute guard and the checks of its arguments and result (the module's docstring);
+    ``witness``: and the profiler's list of kernels (on a GPU, while checking)."""
     path = Path(path)
     if not path.is_file():
         raise LearnerFileError(f"{path}: no such file")
@@ -142,14 +180,26 @@ def load(path: str | Path, abi: PyAbi) -> Callable[..., None]:
         raise LearnerFileError(f"{path}: a Triton {abi.what} file must be a .py file")
     module = _import(path, abi)
     fn = _function(module, path, abi)
-    launched = count_launches(module, path, abi)
+    launched, own = count_launches(module, path, abi)
     out_name = abi.params[-1]
+    witness = witness and torch.cuda.is_available() and not INTERPRETED
+
+    def guarded(*args):
+        with ComputeGuard(abi.function), interpreted() if INTERPRETED else nullcontext():
+            return fn(*args)
 
     def call(*args) -> None:
         before = launched()
         try:
-            with ComputeGuard(abi.function), interpreted() if INTERPRETED else nullcontext():
-                result = fn(*args)
+            if witness:
+                result, ran = _gpu_kernels(lambda: guarded(*args))
+                foreign = foreign_kernels(ran or [], own)
+                if foreign:
+                    raise LearnerFileError(
+                        f"{abi.function} ran the kernel {foreign[0]}, which is not one of "
+                        f"{path.name}'s: the result must come from your own kernels")
+            else:
+                result = guarded(*args)
         except ComputedOutsideKernels as err:
             if launched() == before:
                 raise LearnerFileError(f"no Triton kernel of {path.name} ran, and {err}") from None

@@ -28,8 +28,9 @@ __all__ = ["ABI", "LearnerFileError", "load_learner_softmax"]
 ABI = PyAbi("softmax_rows", ("x2d", "out"), "softmax", "labs/starters/my_softmax.py")
 
 
-def load_learner_softmax(path: str | Path) -> Callable[[torch.Tensor], torch.Tensor]:
+def load_learner_softmax(path: str | Path,
+                         witness: bool = False) -> Callable[[torch.Tensor], torch.Tensor]:
     """Import the learner's .py file and return a registry-style ``softmax(x, out=None)`` that
-    runs the file's ``softmax_rows`` with the launch check."""
+    runs the file's ``softmax_rows`` with the launch check (``witness``: learner_py.load)."""
     path = Path(path)
-    return entry(f"triton:{path.name}", load(path, ABI), allow_cpu=INTERPRETED)
+    return entry(f"triton:{path.name}", load(path, ABI, witness), allow_cpu=INTERPRETED)

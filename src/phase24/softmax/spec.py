@@ -146,12 +146,13 @@ def not_here(name: str) -> str | None:
     return None
 
 
-def learner(path: Path) -> tuple:
-    """A learner's file as (softmax callable, notes [(text, failed)], dtypes it covers)."""
+def learner(path: Path, timing: bool = False) -> tuple:
+    """A learner's file as (softmax callable, notes [(text, failed)], dtypes it covers); a .py
+    file's kernels are witnessed by the profiler unless it is being timed."""
     if path.suffix == ".py":
         from phase24.softmax.learner_triton import load_learner_softmax
 
-        return load_learner_softmax(path), [], None
+        return load_learner_softmax(path, witness=not timing), [], None
     from phase24.harness.learner_cu import notes
     from phase24.softmax.learner_cuda import load_learner_softmax
 
