@@ -36,11 +36,13 @@ def _shape(r: dict, op: Op) -> str:
 
 
 def cell(r: dict | None, baseline: str) -> str:
+    """% of the copy bandwidth (TFLOP/s for an operation that records them), and the speed-up
+    over the baseline."""
     if r is None:
         return "refused"
     x = r.get(f"speedup_vs_{baseline}")
-    return f"{r['pct_copy']:.0f}%" + (f" {x:.2f}x" if x is not None and r["impl"] != baseline
-                                       else "")
+    rate = f"{r['tflops']:.1f}" if r.get("tflops") is not None else f"{r['pct_copy']:.0f}%"
+    return rate + (f" {x:.2f}x" if x is not None and r["impl"] != baseline else "")
 
 
 def print_results(op: Op, result: dict, impls: list[str] | None = None,
@@ -61,8 +63,9 @@ def print_results(op: Op, result: dict, impls: list[str] | None = None,
                 continue
             fixed_rows.append([dt, shape])
             rows.append([cell(keys.get((i, dt, shape)), baseline) for i in impls])
-    out(f"{op.name} on {result['gpu']}, {result['date'][:10]}: % of the copy bandwidth "
-        f"({result['copy_gbps']:.0f} GB/s in the same run)")
+    rate = "TFLOP/s" if op.flops else (f"% of the copy bandwidth ({result['copy_gbps']:.0f} "
+                                       "GB/s in the same run)")
+    out(f"{op.name} on {result['gpu']}, {result['date'][:10]}: {rate}")
     out(f"and speed-up over {baseline} (flushed GPU time, `us`); refused: a shape the "
         "implementation refuses")
     if not rows:
