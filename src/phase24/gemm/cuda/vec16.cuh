@@ -8,8 +8,6 @@
 #include <stdint.h>
 #include "elements.cuh"
 
-template <typename T> struct Vec16 { static constexpr int size = 16 / sizeof(T); };
-
 __device__ __forceinline__ bool aligned16(const void* p) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }

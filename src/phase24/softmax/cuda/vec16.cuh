@@ -3,25 +3,11 @@
 // values; Vec16<T>::size is how many fit in 16 bytes (4 floats, 8 halves or bfloat16s); load16 and
 // store16 move them as one access; rows_aligned16 says whether every row may take that path.
 #pragma once
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <math_constants.h>
 #include <stdint.h>
 #include <type_traits>
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-    return __float2bfloat16_rn(v);
-}
-
-// Elements of T in one 16-byte access: 4 floats, 8 halves or bfloat16s.
-template <typename T> struct Vec16 { static constexpr int size = 16 / sizeof(T); };
+#include "../../core/cuda/elements.cuh"  // to_float, from_float, Vec16
 
 // Load / store VEC consecutive elements as one 16-byte access (address must be 16-byte aligned).
 template <typename T>
