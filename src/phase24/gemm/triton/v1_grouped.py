@@ -97,6 +97,27 @@ def grouped_tile(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     return pid_m, pid_n
 
 
+@triton.jit
+def dot_steps(a_ptrs, b_ptrs, ks, length, in_n, b_step, acc, BLOCK_K: tl.constexpr,
+              EVEN_K: tl.constexpr):
+    """``acc`` plus the products of ``length`` values of K, BLOCK_K at a time: a_ptrs and b_ptrs
+    point at the first step's tiles (``ks``: 0 .. BLOCK_K - 1), b_step is BLOCK_K * N (from the
+    host: exact where it passes 2^31); without EVEN_K the last step masks what lies past it.
+    v3 (split-K) runs the same steps over one chunk of K."""
+    for i in range(0, tl.cdiv(length, BLOCK_K)):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs, mask=in_n, other=0.0)
+        else:
+            left = length - i * BLOCK_K
+            a = tl.load(a_ptrs, mask=ks[None, :] < left, other=0.0)
+            b = tl.load(b_ptrs, mask=(ks[:, None] < left) & in_n, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+        a_ptrs += BLOCK_K
+        b_ptrs += b_step
+    return acc
+
+
 # --8<-- [start:kernel]
 @triton.jit
 def grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, b_step,
@@ -111,17 +132,7 @@ def grouped_kernel(a_ptr, b_ptr, c_ptr, M, N, K, b_step,
     b_ptrs = b_ptr + ks.to(tl.int64)[:, None] * N + cols[None, :]
     in_n = (cols < N)[None, :]
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for i in range(0, tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            a = tl.load(a_ptrs)
-            b = tl.load(b_ptrs, mask=in_n, other=0.0)
-        else:
-            left = K - i * BLOCK_K
-            a = tl.load(a_ptrs, mask=ks[None, :] < left, other=0.0)
-            b = tl.load(b_ptrs, mask=(ks[:, None] < left) & in_n, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")
-        a_ptrs += BLOCK_K
-        b_ptrs += b_step  # BLOCK_K * N, from the host: exact where it passes 2^31
+    acc = dot_steps(a_ptrs, b_ptrs, ks, K, in_n, b_step, acc, BLOCK_K, EVEN_K)
     tl.store(c_ptr + rows.to(tl.int64)[:, None] * N + cols[None, :],
              acc.to(c_ptr.dtype.element_ty), mask=(rows < M)[:, None] & in_n)
 # --8<-- [end:kernel]

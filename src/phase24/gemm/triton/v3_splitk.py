@@ -25,7 +25,7 @@ import triton.language as tl
 
 from phase24.gemm.triton import common
 from phase24.gemm.triton.common import Launch, Plan, cdiv, next_pow2
-from phase24.gemm.triton.v1_grouped import stage_bytes
+from phase24.gemm.triton.v1_grouped import dot_steps, stage_bytes
 
 MIN_STEPS = 4    # steps of K a chunk keeps, at least (fewer leave the pipeline nothing to overlap)
 SUM_BLOCK = 1024  # elements of C per program of the second launch
@@ -86,17 +86,7 @@ def partial_kernel(a_ptr, b_ptr, out_ptr, M, N, K, chunk, b_step,
     b_ptrs = b_ptr + ks.to(tl.int64)[:, None] * N + cols[None, :]
     in_n = (cols < N)[None, :]
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for i in range(0, tl.cdiv(length, BLOCK_K)):
-        if EVEN_K:
-            a = tl.load(a_ptrs)
-            b = tl.load(b_ptrs, mask=in_n, other=0.0)
-        else:
-            left = length - i * BLOCK_K
-            a = tl.load(a_ptrs, mask=kr[None, :] < left, other=0.0)
-            b = tl.load(b_ptrs, mask=(kr[:, None] < left) & in_n, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")
-        a_ptrs += BLOCK_K
-        b_ptrs += b_step  # BLOCK_K * N, from the host
+    acc = dot_steps(a_ptrs, b_ptrs, kr, length, in_n, b_step, acc, BLOCK_K, EVEN_K)  # v1's steps
     # partial `part` of C (the scratch), or C itself when there is one chunk
     out = out_ptr + part.to(tl.int64) * M * N + rows.to(tl.int64)[:, None] * N + cols[None, :]
     tl.store(out, acc.to(out_ptr.dtype.element_ty), mask=(rows < M)[:, None] & in_n)
