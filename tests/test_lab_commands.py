@@ -7,9 +7,9 @@ enforces): lines that start with ``python -m phase24`` (after any ``VAR=value`` 
 How they run: lab 00's set-up block is the source of the first steps. Its ``bash scripts/setup.sh``
 runs once, from a fresh shell in the repository; each command then runs in a fresh shell of its own
 (``bash --noprofile --norc``, an environment of PATH without the repository's .venv, HOME, and the
-kernel caches' variables where set) that runs the block's ``source .venv/bin/activate`` in the
-repository and then the command, exactly as shown, in a scratch directory holding ``labs/`` as
-committed (the starters as the pages hand them out, not the learner's working copies), so the files
+kernel caches' and thread counts' variables where set) that runs the block's
+``source .venv/bin/activate`` in the repository and then the command, exactly as shown, in a
+scratch directory holding ``labs/`` as committed (the starters as the pages hand them out, not the learner's working copies), so the files
 a command writes (``out/minigpt/*.npz``, ``./hello``) stay out of the tree. One change: a ``bench`` or ``profile`` without ``--out`` is given a scratch ``--out`` on a GPU,
 so that recorded results are never overwritten.
 
@@ -48,8 +48,10 @@ GPU = torch.cuda.is_available()
 NVCC = shutil.which("nvcc")  # the system's, or .venv/bin/nvcc (NVIDIA's wheels: scripts/setup.sh)
 TIMEOUT_S = 600
 # What a fresh shell inherits besides PATH and HOME: where the kernel caches are, when set
-# (scripts/gpu-session.sh points them into the tree), and which GPUs the machine lends.
-KEPT_VARIABLES = ("PHASE24_CACHE", "TRITON_CACHE_DIR", "CUDA_VISIBLE_DEVICES")
+# (scripts/gpu-session.sh points them into the tree), which GPUs the machine lends, and how many
+# threads a process may use (tests/conftest.py sets one per pytest-xdist worker).
+KEPT_VARIABLES = ("PHASE24_CACHE", "TRITON_CACHE_DIR", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+                  "OPENBLAS_NUM_THREADS")
 
 # Commands too long for CI on a CPU, with the reason and where they do run. Matched on the whole
 # command line after whitespace normalisation.
