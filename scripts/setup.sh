@@ -99,6 +99,9 @@ system_nvcc() {
 }
 
 pip=(.venv/bin/python -m pip)
+# compile_bytecode FOLDER [-j N]: what pip's compile step would have written (modules that do not
+# compile, which pip skips too, are left to the interpreter: rc 0).
+compile_bytecode() { .venv/bin/python -m compileall -q "$@" || true; }
 stamp=.venv/.phase24-installed
 nvcc_stamp=.venv/.phase24-nvcc  # "installed" or why it is not; delete it to try again
 install=0
@@ -124,13 +127,15 @@ fi
 if [ "$install" = 1 ]; then
     # The CPU build from this machine's disk when pip's find-links has it, else PyTorch's index.
     if "${pip[@]}" install --dry-run --ignore-installed --no-index --no-deps -q "torch==$TORCH+cpu" >/dev/null 2>&1; then
-        torch_cmd=("${pip[@]}" install "torch==$TORCH+cpu")
+        torch_cmd=("${pip[@]}" install "torch==$TORCH+cpu" --no-compile)
         torch_from="a wheel on this machine's disk"
     else
-        torch_cmd=("${pip[@]}" install "torch==$TORCH+cpu" --extra-index-url "$CPU_INDEX")
+        torch_cmd=("${pip[@]}" install "torch==$TORCH+cpu" --extra-index-url "$CPU_INDEX" --no-compile)
         torch_from="PyTorch's CPU wheel index ($CPU_INDEX)"
     fi
-    lab_cmd=("${pip[@]}" install -e ".[dev,docs]")
+    # --no-compile: pip compiles every module it installs to bytecode one at a time, half of each
+    # install's time; compile_bytecode does it on every core, torch's while pip installs the lab.
+    lab_cmd=("${pip[@]}" install -e ".[dev,docs]" --no-compile)
 fi
 nvcc_cmd=("${pip[@]}" install --retries 1 --timeout 30 "${NVCC_WHEELS[@]}")
 
@@ -150,10 +155,15 @@ if [ "$install" = 1 ]; then
         say "  nvcc 13.0 from NVIDIA's Python wheels (no nvcc on this machine): about 105 MB, 270 MB on disk"
     fi
     say "a few minutes on a fast connection; a line at least every 15 s"
-    step "[1/3] pip itself" "${pip[@]}" install --upgrade pip ||
+    step "[1/4] pip itself" "${pip[@]}" install --upgrade pip ||
         say "    (pip was not upgraded; going on with $("${pip[@]}" --version | cut -d' ' -f1-2))"
-    step "[2/3] torch $TORCH (CPU build)" "${torch_cmd[@]}"
-    step "[3/3] the lab: triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs" "${lab_cmd[@]}"
+    step "[2/4] torch $TORCH (CPU build)" "${torch_cmd[@]}"
+    site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    compile_bytecode "$site/torch" > /dev/null 2>&1 &  # on the core that pip leaves idle
+    compiling=$!
+    step "[3/4] the lab: triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs" "${lab_cmd[@]}"
+    wait "$compiling" || true
+    step "[4/4] the installed modules' bytecode, on every core" compile_bytecode "$site" -j 0
     touch "$stamp"
 fi
 

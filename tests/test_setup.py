@@ -67,8 +67,8 @@ def pip_args(cmd: list[str]) -> list[str]:
 def test_the_plan_asks_for_the_cpu_build():
     p = plan()  # no pip configuration, so no local wheel folder: PyTorch's CPU index
     assert pip_args(p["torch"]) == ["torch==2.13.0+cpu", "--extra-index-url",
-                                    "https://download.pytorch.org/whl/cpu"], p["torch"]
-    assert pip_args(p["lab"]) == ["-e", ".[dev,docs]"]
+                                    "https://download.pytorch.org/whl/cpu", "--no-compile"], p["torch"]
+    assert pip_args(p["lab"]) == ["-e", ".[dev,docs]", "--no-compile"]
     assert all(a.startswith("nvidia-") for a in pip_args(p["nvcc"]) if not a.startswith("-")
                and not a[0].isdigit())
 
@@ -131,7 +131,7 @@ def test_a_local_cpu_wheel_is_used_where_pip_finds_one():
                 for d in os.environ.get("PIP_FIND_LINKS", "").split())
     if not local:
         pytest.skip("cannot check here: pip's find-links has no torch-2.13.0+cpu wheel")
-    assert pip_args(p["torch"]) == ["torch==2.13.0+cpu"], p["torch"]
+    assert pip_args(p["torch"]) == ["torch==2.13.0+cpu", "--no-compile"], p["torch"]
 
 
 def _no_nvcc(monkeypatch):
