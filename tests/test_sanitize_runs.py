@@ -53,3 +53,17 @@ def test_every_gemm_configuration_runs_forced(mode):
     forced = {r[0] for r in gemm_runs(mode) if r[0].startswith("forced_")}
     tunable = [kind for kind, params in PARAMS.items() if params]  # every rung with a table
     assert {f"forced_{kind}{c}" for kind in tunable for c in configs(kind)} == forced
+
+
+@pytest.mark.parametrize("mode", ["full", "small"])
+def test_each_gemm_rung_runs_on_the_dtypes_it_takes_and_only_those(mode):
+    from phase24.gemm.cuda.configs import compiled_for
+    from phase24.gemm.sanitize import runs as gemm_runs
+
+    for name, _, _, dtypes in gemm_runs(mode):
+        kind = name.removeprefix("forced_").removeprefix("cuda-").split("(")[0]
+        if kind in ("cuda", "naive"):
+            assert len(dtypes) == 3, name
+        else:  # cuda-v8 refuses float32: a run asking for it fails the whole script on a GPU
+            assert dtypes == [d for d in (torch.float32, torch.bfloat16, torch.float16)
+                              if compiled_for(kind, d)], name

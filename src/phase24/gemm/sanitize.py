@@ -38,11 +38,17 @@ def forced(kind: str, config: tuple, m: int, n: int, k: int):
             [d for d in DTYPES if compiled_for(kind, d)])
 
 
+def served(name: str) -> list:
+    """The dtypes implementation ``name`` takes (cuda-v8: the 16-bit ones; cuda: all three)."""
+    kind = name.removeprefix("cuda").removeprefix("-")
+    return [d for d in DTYPES if kind in ("", "naive") or compiled_for(kind, d)]
+
+
 def cuda_runs(small: bool) -> list:
     cuda = {name: fn for name, fn in IMPLEMENTATIONS.items() if name.startswith("cuda")}
     shapes = ((1, 5, 3), (33, 65, 47), (20, 24, 40, True)) if small else \
         ((1, 5, 3), (33, 65, 47), (130, 136, 40), (3, 300, 257), (70, 72, 40, True))
-    runs = [(name, fn, operands(*s), DTYPES) for name, fn in cuda.items() for s in shapes]
+    runs = [(name, fn, operands(*s), served(name)) for name, fn in cuda.items() for s in shapes]
     for kind in TUNABLE:  # each configuration on a partial tile beside a whole one
         for config in configs(kind):
             bm, bn = tile(kind, config)
