@@ -78,8 +78,12 @@ template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int GR
 __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32, CA = BK / 8, CB = BN / 8;  // chunks a row
     constexpr int FM = WM / 16, FN = WN / 8;  // a warp's mma tiles, down and across
+    constexpr int LA = BM * CA / NT, LB = BK * CB / NT;  // a thread's chunks of each tile
     static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 32 == 0 && BN % 64 == 0,
                   "whole mma and ldmatrix tiles, rows of at least 64 bytes");
+    static_assert(NT % CA == 0 && NT % CB == 0 && (NT / CA) % 8 == 0 && (NT / CB) % 8 == 0 &&
+                      (BM * CA) % NT == 0 && (BK * CB) % NT == 0,
+                  "a thread copies one chunk column, in rows a whole swizzle period apart");
     extern __shared__ __align__(128) unsigned char smem[];  // STAGES tiles of A, then of B
     T* as = reinterpret_cast<T*>(smem);                     // as[stage][BM][BK]
     T* bs = as + STAGES * BM * BK;                          // bs[stage][BK][BN]
@@ -95,17 +99,43 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
     auto a_at = [&](int st, int r, int ch) { return as + (st * BM + r) * BK + swizzled<CA>(r, ch) * 8; };
     auto b_at = [&](int st, int r, int ch) { return bs + (st * BK + r) * BN + swizzled<CB>(r, ch) * 8; };
 
+    // A thread copies chunk column ca of rows ra, ra + NT / CA, ... of A's tile and chunk column
+    // cb of rows rb, rb + NT / CB, ... of B's: rows 8 apart have the same swizzle, so the shared
+    // addresses are one offset plus a multiple of the row; the global ones move BK along K.
+    const int ca = threadIdx.x % CA, ra = threadIdx.x / CA;
+    const int cb = threadIdx.x % CB, rb = threadIdx.x / CB;
+    const T* ga = a + (row0 + ra) * K + ca * 8;
+    const T* gb = b + (long long)rb * N + col0 + cb * 8;
+    const bool b_col_in = col0 + cb * 8 < N;
     auto load = [&](int stage, int step) {  // cp.async of one step's tiles (zeros off the edges)
         const int k0 = step * BK;
-        for (int s = threadIdx.x; s < BM * CA; s += NT) {
-            const int r = s / CA, ch = s % CA;
-            const bool in = row0 + r < M && k0 + ch * 8 < K;
-            copy16(a_at(stage, r, ch), in ? a + (row0 + r) * K + k0 + ch * 8 : a, in);
+        const bool a_k_in = k0 + ca * 8 < K;
+#pragma unroll
+        for (int i = 0; i < LA; ++i) {
+            const int r = ra + i * (NT / CA);
+            const bool in = a_k_in && row0 + r < M;
+            const T* src = ga + (long long)i * (NT / CA) * K + k0;
+            copy16(a_at(stage, ra, ca) + i * (NT / CA) * BK, in ? src : a, in);
         }
-        for (int s = threadIdx.x; s < BK * CB; s += NT) {
-            const int r = s / CB, ch = s % CB;
-            const bool in = k0 + r < K && col0 + ch * 8 < N;
-            copy16(b_at(stage, r, ch), in ? b + (long long)(k0 + r) * N + col0 + ch * 8 : b, in);
+#pragma unroll
+        for (int i = 0; i < LB; ++i) {
+            const int r = rb + i * (NT / CB);
+            const bool in = b_col_in && k0 + r < K;
+            const T* src = gb + (long long)(k0 + i * (NT / CB)) * N;
+            copy16(b_at(stage, rb, cb) + i * (NT / CB) * BN, in ? src : b, in);
+        }
+    };
+    // A warp's fragments for the 16 values of K from kk of stage st: FM tiles of A (ldmatrix,
+    // lanes 0-15 rows at kk, lanes 16-31 at kk + 8), FN of B (two a load, transposed).
+    auto fragments = [&](uint32_t (&fa)[FM][4], uint32_t (&fb)[FN][2], int st, int kk) {
+#pragma unroll
+        for (int i = 0; i < FM; ++i)
+            ldmatrix_x4(fa[i], a_at(st, wm0 + i * 16 + lane % 16, kk / 8 + lane / 16));
+#pragma unroll
+        for (int j = 0; j < FN; j += 2) {
+            uint32_t t[4];
+            ldmatrix_x4_trans(t, b_at(st, kk + lane % 16, (wn0 + j * 8) / 8 + lane / 16));
+            fb[j][0] = t[0], fb[j][1] = t[1], fb[j + 1][0] = t[2], fb[j + 1][1] = t[3];
         }
     };
 
@@ -115,28 +145,23 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
         if (s < steps) load(s, s);
         asm volatile("cp.async.commit_group;\n");
     }
+    uint32_t fa[2][FM][4], fb[2][FN][2];  // two sets: the next 16 of K load while these multiply
     for (int step = 0; step < steps; ++step) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
         __syncthreads();  // this step's tiles are in; every warp is done with the last step's
+        const int st = step % STAGES;
+        fragments(fa[0], fb[0], st, 0);
         if (step + STAGES - 1 < steps) load((step + STAGES - 1) % STAGES, step + STAGES - 1);
         asm volatile("cp.async.commit_group;\n");
-        const int st = step % STAGES;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
-            uint32_t fa[FM][4], fb[FN][2];
-#pragma unroll
-            for (int i = 0; i < FM; ++i)  // lanes 0-15: rows at k, lanes 16-31: at k + 8
-                ldmatrix_x4(fa[i], a_at(st, wm0 + i * 16 + lane % 16, kk / 8 + lane / 16));
-#pragma unroll
-            for (int j = 0; j < FN; j += 2) {  // two 8-wide tiles of B a load, transposed
-                uint32_t t[4];
-                ldmatrix_x4_trans(t, b_at(st, kk + lane % 16, (wn0 + j * 8) / 8 + lane / 16));
-                fb[j][0] = t[0], fb[j][1] = t[1], fb[j + 1][0] = t[2], fb[j + 1][1] = t[3];
-            }
+            const int cur = (kk / 16) % 2;
+            if (kk + 16 < BK) fragments(fa[cur ^ 1], fb[cur ^ 1], st, kk + 16);
 #pragma unroll
             for (int i = 0; i < FM; ++i)
 #pragma unroll
-                for (int j = 0; j < FN; ++j) mma16816<T>(acc[i][j], fa[i], fb[j][0], fb[j][1]);
+                for (int j = 0; j < FN; ++j)
+                    mma16816<T>(acc[i][j], fa[cur][i], fb[cur][j][0], fb[cur][j][1]);
         }
     }
     asm volatile("cp.async.wait_group 0;\n");
@@ -173,7 +198,7 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
 // (BM, BN, BK, WM, WN, STAGES, GROUP): a BM x BN tile of C per block, K in steps of BK, one
 // WM x WN tile per warp, STAGES steps' tiles in (dynamic) shared memory: STAGES (BM + BN) BK
 // 2-byte values, up to 144 KB (configs.py lists the same and gives the launch its size).
-V8(128, 128, 32, 64, 64, 3, 8) V8(128, 256, 32, 64, 64, 4, 8) V8(256, 128, 32, 64, 64, 4, 8)
+V8(128, 128, 32, 64, 64, 3, 8) V8(128, 256, 32, 64, 64, 4, 8) V8(256, 128, 64, 64, 64, 3, 8)
 V8(128, 128, 64, 64, 64, 3, 8) V8(128, 256, 64, 64, 64, 3, 8) V8(128, 128, 32, 64, 32, 3, 8)
 V8(128, 64, 32, 64, 32, 4, 8) V8(64, 64, 32, 32, 32, 4, 8)
 // --8<-- [end:configs]
