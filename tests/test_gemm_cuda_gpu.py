@@ -112,7 +112,7 @@ def test_cuda_follows_the_tuned_table(monkeypatch):
     a = torch.randn(96, 80, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(80, 112, device="cuda", dtype=torch.bfloat16)
     forced = ("v4", (64, 64, 8, 4, 4))
-    monkeypatch.setattr(ci, "tuned", lambda gpu_name: {("bf16", 96, 112, 80): forced})
+    monkeypatch.setattr(ci, "tuned", lambda gpu_name: {("bf16", 96, 112, 80): (*forced, {})})
     assert kernel_name(*forced, torch.bfloat16) in which(a, b, "cuda")
     monkeypatch.setattr(ci, "tuned", lambda gpu_name: {})
     assert "gemm_v8_" in which(a, b, "cuda")  # untuned, 16-bit: the Tensor Cores

@@ -141,7 +141,12 @@ def test_a_grid_past_2_31_blocks_is_split_into_bands(monkeypatch):
 def test_the_tuned_table_is_read_for_its_gpu_only(tmp_path, monkeypatch):
     run = {"gpu": "NVIDIA H200", "shapes": [
         {"dtype": "float32", "M": 4096, "N": 4096, "K": 4096,
-         "best": {"kind": "v6", "config": [128, 128, 16, 64, 64, 8, 4], "us": 1.0}},
+         "best": {"kind": "v6", "config": [128, 128, 16, 64, 64, 8, 4], "us": 1.0},
+         "all": [{"kind": "v3", "config": [64, 64, 8, 8], "us": 9.0},
+                 {"kind": "v3", "config": [32, 64, 8, 4], "us": 7.0},
+                 {"kind": "v6", "config": [128, 128, 16, 64, 64, 8, 4], "us": 1.0},
+                 {"kind": "v6", "config": [64, 64, 16, 32, 32, 4, 4], "us": 2.0},
+                 {"kind": "v4", "config": [128, 128, 8, 8, 8], "skipped": "wrong"}]},
         {"dtype": "bfloat16", "M": 16, "N": 4096, "K": 4096, "best": None}]}
     path = tmp_path / "tuned.json"
     tuning.write_table(run, path, "test")
@@ -150,8 +155,17 @@ def test_the_tuned_table_is_read_for_its_gpu_only(tmp_path, monkeypatch):
     tuned_tables.clear()
     try:
         assert launchers.tuned("NVIDIA H200") == {
-            ("f32", 4096, 4096, 4096): ("v6", (128, 128, 16, 64, 64, 8, 4))}
+            ("f32", 4096, 4096, 4096): ("v6", (128, 128, 16, 64, 64, 8, 4),
+                                        {"v3": (32, 64, 8, 4),
+                                         "v6": (128, 128, 16, 64, 64, 8, 4)})}
         assert launchers.tuned("NVIDIA A100-SXM4-80GB") == {}
+        # each rung runs its own fastest configuration on a tuned shape, its choice elsewhere
+        monkeypatch.setattr(launchers, "gpu", lambda device=None: type(
+            "G", (), {"name": "NVIDIA H200", "sm_count": 132})())
+        a, b = torch.zeros(4096, 4096), torch.zeros(4096, 4096)
+        assert launchers._config("v3", a, b, None) == (32, 64, 8, 4)
+        assert launchers._config("v4", a, b, None) == launchers.choose("v4", 4096, 4096)
+        assert launchers._config("v3", a[:8], b, None) == launchers.choose("v3", 8, 4096)
     finally:
         tuned_tables.clear()
 
@@ -164,9 +178,12 @@ def test_the_committed_table_names_compiled_configurations_of_benchmark_shapes()
     table = launchers.tuned("NVIDIA H200")
     assert table and launchers.tuned("another GPU") == {}
     dtypes = {TAG[d]: d for d in TAG}
-    for (tag, m, n, k), (kind, config) in table.items():
+    for (tag, m, n, k), (kind, config, rungs) in table.items():
         assert (m, n, k) in shapes() and config in configs(kind), (tag, m, n, k, kind, config)
         assert compiled_for(kind, dtypes[tag]), (tag, kind)
+        assert rungs[kind] == config, (tag, m, n, k, kind, rungs)
+        for rung, own in rungs.items():
+            assert own in configs(rung) and compiled_for(rung, dtypes[tag]), (tag, rung, own)
 
 
 @pytest.mark.parametrize("dtype", list(TAG), ids=str)

@@ -111,10 +111,8 @@ def _config(kind: str, a: torch.Tensor, b: torch.Tensor, config: tuple | None) -
             raise ValueError(f"cuda-{kind}: configuration {tuple(config)} is not compiled; "
                              f"choose one of {configs(kind)}")
         return tuple(config)
-    hit = tuned_hit(a, b)
-    if hit and hit[0] == kind:
-        return hit[1]
-    return choose(kind, a.shape[0], b.shape[1], a.device)
+    own = tuned_entry(a, b)[2].get(kind)
+    return own if own in configs(kind) else choose(kind, a.shape[0], b.shape[1], a.device)
 
 
 # ---- one launcher per rung ---------------------------------------------------------------------
@@ -152,24 +150,28 @@ def _tuned_key(e: dict) -> tuple:
 
 
 def _tuned_value(e: dict) -> tuple:
-    return (e["kind"], tuple(e["config"] or ()))
+    rungs = {kind: tuple(config) for kind, config in e.get("rungs", {}).items()}
+    return (e["kind"], tuple(e["config"] or ()), rungs)
 
 
 def tuned(gpu_name: str) -> dict:
-    """Best (rung, configuration) per benchmark shape, measured by the offline tuner on the GPU
+    """Best (rung, configuration, {rung: its own best configuration}) per benchmark shape, measured by the offline tuner on the GPU
     named in the file; {} for other GPUs (and while the table is empty), which use the
     heuristic of ``gemm_best``."""
     return tuned_tables.load(TUNED_FILE, gpu_name, key=_tuned_key, value=_tuned_value)
 
 
+def tuned_entry(a, b) -> tuple:
+    """The tuned table's entry of a's GPU for this shape and dtype, or (None, None, {})."""
+    table = tuned(gpu(a.device).name)
+    return table.get((TAG[a.dtype], a.shape[0], b.shape[1], a.shape[1]), (None, None, {}))
+
+
 def tuned_hit(a, b) -> tuple | None:
     """(rung, configuration) of the tuned table of a's GPU for this shape and dtype, or None."""
-    table = tuned(gpu(a.device).name)
-    if not table:
-        return None
-    hit = table.get((TAG[a.dtype], a.shape[0], b.shape[1], a.shape[1]))
-    return hit if hit and hit[0] in KINDS and hit[1] in configs(hit[0]) and \
-        compiled_for(hit[0], a.dtype) else None
+    kind, config, _ = tuned_entry(a, b)
+    return (kind, config) if kind in KINDS and config in configs(kind) and \
+        compiled_for(kind, a.dtype) else None
 
 
 def gemm_best(a, b, c):

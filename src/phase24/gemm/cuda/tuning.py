@@ -32,10 +32,26 @@ def candidates(a: torch.Tensor, b: torch.Tensor, only: list[str] | None = None) 
 
 def table(run: dict) -> list[dict]:
     """The fastest configuration per (dtype, M, N, K) of a tuning run, as launchers.tuned reads
-    it. A run's shape: {"dtype": "float32", "M", "N", "K", "best": {"kind", "config", "us"}}."""
-    return [{"dtype": TAG[getattr(torch, e["dtype"])], "M": e["M"], "N": e["N"], "K": e["K"],
-             "kind": e["best"]["kind"], "config": e["best"]["config"], "us": e["best"]["us"]}
-            for e in run["shapes"] if e.get("best")]
+    it, with each rung's own fastest ("rungs": what cuda-v2 .. cuda-v8 run on that shape), among
+    the configurations the rungs still compile. A
+    run's shape: {"dtype": "float32", "M", "N", "K", "best": {"kind", "config", "us"},
+    "all": [{"kind", "config", "us"} or {"kind", "config", "skipped"}, ...]}."""
+    def compiled(t):  # a configuration a run timed may have left the rung since
+        return tuple(t["config"]) in ci.configs(t["kind"])
+
+    entries = []
+    for e in run["shapes"]:
+        timed = sorted((t for t in e.get("all", [e["best"]] if e.get("best") else [])
+                        if "us" in t and compiled(t)), key=lambda t: t["us"])
+        if not timed:
+            continue
+        rungs = {}
+        for t in reversed(timed):  # the fastest of each kind is written last
+            rungs[t["kind"]] = t["config"]
+        entries.append({"dtype": TAG[getattr(torch, e["dtype"])], "M": e["M"], "N": e["N"],
+                        "K": e["K"], "kind": timed[0]["kind"], "config": timed[0]["config"],
+                        "us": timed[0]["us"], "rungs": dict(sorted(rungs.items()))})
+    return entries
 
 
 def write_table(run: dict, path: str | Path, source: str) -> None:
