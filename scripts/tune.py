@@ -9,7 +9,8 @@ gemm/triton/triton_configs.json;
 scripts/gpu-session.sh's tune steps do).
     ... --min-n N --rest-from OLD.json   times only rows of N values or more, the other shapes
 copied from OLD.json (each marked with its run); --few-only --rest-from OLD.json times only the
-operation's few-row shapes; --only KIND ... times only those rungs.
+operation's few-row shapes; --only KIND ... times only those rungs; --dtype D ... times only
+those dtypes (with --rest-from, the others' shapes are copied from OLD.json).
     python3 scripts/tune.py softmax cuda --from RUN.json BEST.json   rebuilds a table from a
 recorded run (no GPU).
 Each candidate runs once and is checked on a few rows against float64 before it is timed
@@ -48,8 +49,12 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
     shapes = []
     run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
            "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
-    for dtname in dtypes or op.bench_dtypes:
+    for dtname in op.bench_dtypes:
         for shape in op.shapes():
+            if dtypes and dtname not in dtypes:  # not timed: copied if a run to copy is given
+                if (dtname, *shape) in rest:
+                    shapes.append(rest[(dtname, *shape)])
+                continue
             if shape[1] < min_n or (few_only and shape not in op.few_shapes):
                 shapes.append(rest[(dtname, *shape)])
                 continue

@@ -165,6 +165,13 @@ def hopper_only() -> set[str]:
     return set(cuda.HOPPER_ONLY)
 
 
+# What `profile gemm --all --dtype float32` records: the naive rung, shared-memory tiling, 1-D
+# blocking, the best SIMT rung and cuBLAS (the Tensor Core rung: --impl cuda-v8 cublas --dtype
+# bfloat16).
+PROFILES = tuple((impl, "4096x4096x4096") for impl in
+                 ("cuda-naive", "cuda-v2", "cuda-v3", "cuda-v7", "cublas"))
+
+
 OP = Op(
     name="gemm",
     implementations=implementations, reference=reference, pick=_pick,
@@ -175,7 +182,7 @@ OP = Op(
     shapes=shapes, parse_shape=parse_shape, shape_fields=("M", "N", "K"),
     make_inputs=make_inputs, bytes_moved=bytes_moved, flops=flops,
     bench_dtypes=("float32", "bfloat16"), peers=dict, which=which, not_here=not_here,
-    learner=learner, compile_only=compile_only, plot=plot, profiles=(),
+    learner=learner, compile_only=compile_only, plot=plot, profiles=PROFILES,
     build_jobs=build_jobs, hopper_only=hopper_only, main=("cublas", "cuda", "triton"),
     extra_name="L2/bound", few_shapes=DECODE, not_swept=not_swept,
 )
