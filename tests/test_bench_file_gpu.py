@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench_file_checks import assert_timed
+from committed import committed
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "tests" / "learner_files"
@@ -24,8 +25,9 @@ SOLVED = """    m = tl.max(x, axis=0)
 
 
 def solved_starter(folder: Path) -> Path:
-    """labs/starters/my_softmax.py with its TODO done."""
-    text = (ROOT / "labs" / "starters" / "my_softmax.py").read_text()
+    """labs/starters/my_softmax.py as committed (not the learner's working copy, which may be
+    solved already) with its TODO done."""
+    text = committed("labs/starters/my_softmax.py", folder).read_text()
     assert "    y = x\n" in text
     path = folder / "my_softmax.py"
     path.write_text(text.replace("    y = x\n", SOLVED))
