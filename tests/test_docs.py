@@ -534,7 +534,7 @@ EXERCISE_LABS = ["00-hello-cuda", "01-naive-kernel", "02-tuned-kernel", "03-trit
                  "03-gemm-triton"]
 REVEAL_TITLES = ('??? note "What we measured"', '??? note "Lo que medimos"')
 FIGURE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)(?:\s?[–-]\s?(\d+(?:[.,]\d+)?))?[ \u00a0]?"
-                    r"(%|us\b|µs|ms\b|GB/s|TB/s)")
+                    r"(%|us\b|µs|ms\b|GB/s|TB/s|[GT]FLOP/s)")
 INCLUDE = re.compile(r'^[ \t]*-{1,}8<-{1,}[ \t]+"([^"]+)"', re.M)
 RESULT_IMAGE = re.compile(r"assets/results/[\w./-]+\.png")
 
@@ -563,7 +563,8 @@ def _figures(text: str) -> set[str]:
 
 def revealed(text: str) -> dict[str, set[str]]:
     """What a page's reveals disclose: included result files (line ranges dropped), result
-    images, and figures with a unit (%, us, ms, GB/s, TB/s) written in their prose."""
+    images, and figures with a unit (%, us, ms, GB/s, TB/s, and GEMM's GFLOP/s, TFLOP/s) written
+    in their prose."""
     out = {"includes": set(), "images": set(), "figures": set()}
     for body in reveals(text):
         out["includes"] |= {spec.split(".md:")[0].removesuffix(".md").removesuffix(".es")
@@ -605,6 +606,10 @@ def test_the_answer_before_question_check_finds_each_kind():
            "    ![plot](../../assets/results/h200/softmax_lab02.png)\n\nAfter the reveal: 55.5%.\n")
     assert answer_before_question("The copy is 4273 GB/s; v1 reaches 81,1 %.", [lab]) == ["figure 81.1 %"]
     assert answer_before_question("A call takes 3.2 us.", [lab]) == ["figure 3.2 us"]
+    gemm = ("Write down your prediction.\n\n??? note \"What we measured\"\n\n    v7 reaches 41.0 TFLOP/s"
+            " at 4096³.\n")
+    assert answer_before_question("The tiled kernel reaches 41.0 TFLOP/s.", [gemm]) == [
+        "figure 41.0 TFLOP/s"]
     assert answer_before_question('--8<-- "results/h200/cuda_ladder.es.md"', [lab]) == [
         "include results/h200/cuda_ladder"]
     assert answer_before_question("![x](../../assets/results/h200/softmax_lab02.es.png)", [lab]) == [
