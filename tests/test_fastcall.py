@@ -42,6 +42,23 @@ def test_without_the_extension_every_call_stays_in_python():
         assert "no CUDA GPU" in fastcall.status()
 
 
+def test_a_process_that_asked_before_the_build_loads_it_after(monkeypatch, tmp_path):
+    """The main job runs doctor (which asks for the extension: not built yet), then build, then
+    bench, in one process: the bench must get the C++ path the build step has just made."""
+    monkeypatch.setattr(fastcall, "_folder", lambda: tmp_path)
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(fastcall, "_native", None)
+    monkeypatch.setattr(fastcall, "_why_not", "")
+    assert fastcall.native() is None and fastcall.status().endswith("not built (python -m "
+                                                                    "phase24 build)")
+    import torch.utils.cpp_extension as ext
+    monkeypatch.setattr(ext, "load", lambda name, *a, **k: (tmp_path / f"{name}.so").touch())
+    assert fastcall.build() == ""
+    assert fastcall._why_not == ""  # asked again: loads (here, a fake .so that fails to load)
+    assert "cannot be loaded" in fastcall.status()
+
+
 def _fake_compiled(signature, **meta):
     base = dict(num_ctas=1, launch_pdl=False, global_scratch_size=0, profile_scratch_size=0,
                 num_warps=4, shared=2048, launch_cooperative_grid=True)

@@ -67,7 +67,19 @@ def build(verbose: bool = False) -> str:
              extra_cflags=["-O2"], verbose=verbose)
     except Exception as err:  # reported as one line by the build command; calls stay in Python
         return f"{type(err).__name__}: {str(err).strip().splitlines()[-1] if str(err) else ''}"
-    return "" if _library(folder).exists() else f"no {_library(folder).name} after the build"
+    if not _library(folder).exists():
+        return f"no {_library(folder).name} after the build"
+    _retry_after_build()
+    return ""
+
+
+def _retry_after_build() -> None:
+    """A process that asked before the build (the main job's doctor step, then its build step)
+    remembered "not built": forget that, so its next call loads the extension."""
+    global _why_not
+    with _lock:
+        if _native is None and _why_not.startswith("not built"):
+            _why_not = ""
 
 
 def native():
