@@ -109,5 +109,7 @@ def test_a_graph_of_torch_replayed_inside_the_call_is_seen_by_the_profiler():
     run during the call, which is not one of the file's kernels."""
     rc, out = phase24("--file", str(FILES / "replays_a_graph.py"), "--case", "256x128",
                       "--dtype", "float32")
-    assert rc == 1 and re.search(r"ran the kernel \S*[Ss]oft[Mm]ax\S*, which is not one of "
-                                 r"replays_a_graph\.py's", " ".join(out.split())), out
+    flat = " ".join(out.split())  # the kernel's name has spaces: void (anonymous namespace)::...
+    assert rc == 1 and re.search(r"ran the kernel [^,]*[Ss]oft[Mm]ax.*?, which is not one of "
+                                 r"replays_a_graph\.py's", flat), out
+    assert "UserWarning" not in out, out

@@ -157,7 +157,7 @@ def _gpu_kernels(run: Callable[[], object]) -> tuple[object, list[str] | None]:
     from torch.profiler import ProfilerActivity, profile
 
     try:
-        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof = profile(activities=[ProfilerActivity.CUDA], acc_events=True)  # no warning
         prof.__enter__()
     except RuntimeError:
         return run(), None
