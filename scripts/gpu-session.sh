@@ -5,7 +5,8 @@
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests tests-triton tests-cuda lab sanitize sanitize-new sanitize-triton tune
 #          tune-triton bench profile minigpt planted
-#          grader tests-gemm sanitize-gemm tune-gemm bench-gemm bench-gemm-rungs
+#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-decode bench-gemm bench-gemm-rungs
+#          profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
@@ -14,9 +15,11 @@
 #   grader: the grader's tests that are not marked gpu (planted cheats, defences, bad inputs, bench
 #          --file), run on the GPU: there a learner's file runs on the GPU, not in the interpreter.
 #   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
-#          GEMM ladders' tables, copied into src/ for the bench steps after it), bench-gemm
-#          (cublas, cuda, triton), bench-gemm-rungs (every implementation on 4096^3 and two decode
-#          shapes).
+#          GEMM ladders' tables, copied into src/ for the bench steps after it), tune-gemm-decode
+#          (the Triton table's decode shapes, the rest from results/h200/gemm/tune-triton.json),
+#          bench-gemm (cublas, cuda, cuda-v8, triton), bench-gemm-rungs (every implementation on
+#          4096^3 and two decode shapes), profile-gemm (Nsight Compute: the naive rung, v2, v3,
+#          v7 and cuBLAS in float32, v8 and cuBLAS in bfloat16, at 4096^3).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
 #   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
@@ -44,7 +47,8 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-tr
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400
+                        [profile-gemm]=300 [profile-gemm-bf16]=120
                         [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
@@ -74,7 +78,7 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
 }
 
 case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
-    *" tests "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" planted "*|*" grader "*|*" tests-gemm "*)
+    *" tests "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" planted "*|*" grader "*|*" tests-gemm "*)
         target=$("$py" -c 'import torch; from phase24.bridge import nvcc
 print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
         step build "$py" -m phase24 build --arch "$target" ;;
@@ -150,8 +154,16 @@ for s in $steps; do
                   src/phase24/gemm/triton/triton_configs.json
               cp src/phase24/gemm/cuda/tuned_configs.json src/phase24/gemm/triton/triton_configs.json \
                   "$out"/ 2>/dev/null || true ;;
-    bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda triton \
+    tune-gemm-decode) step tune-gemm-decode "$py" scripts/tune.py gemm triton \
+                  "$out/tune-gemm-triton-decode.json" --few-only \
+                  --rest-from results/h200/gemm/tune-triton.json
+              cp "$out/tune-gemm-triton-decode_best.json" src/phase24/gemm/triton/triton_configs.json ;;
+    bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 triton \
                   --out "$out/gemm" ;;
+    profile-gemm) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
+                  --out "$out/gemm-profiles"
+              step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cublas \
+                  --shape 4096x4096x4096 --dtype bfloat16 --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
     *)        echo "unknown step $s"; status=1 ;;

@@ -8,9 +8,9 @@ tuned_configs.json, softmax/triton/triton_configs.json, gemm/cuda/tuned_configs.
 gemm/triton/triton_configs.json;
 scripts/gpu-session.sh's tune steps do).
     ... --min-n N --rest-from OLD.json   times only rows of N values or more, the other shapes
-copied from OLD.json (each marked with its run); --few-only --rest-from OLD.json times only the
-operation's few-row shapes; --only KIND ... times only those rungs; --dtype D ... times only
-those dtypes (with --rest-from, the others' shapes are copied from OLD.json).
+copied from OLD.json where it has them (each marked with its run); --few-only --rest-from
+OLD.json times only the operation's few-row shapes; --only KIND ... times only those rungs;
+--dtype D ... times only those dtypes (with --rest-from, the others' shapes are copied).
     python3 scripts/tune.py softmax cuda --from RUN.json BEST.json   rebuilds a table from a
 recorded run (no GPU).
 Each candidate runs once and is checked on a few rows against float64 before it is timed
@@ -51,12 +51,10 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
            "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
     for dtname in op.bench_dtypes:
         for shape in op.shapes():
-            if dtypes and dtname not in dtypes:  # not timed: copied if a run to copy is given
-                if (dtname, *shape) in rest:
+            if (dtypes and dtname not in dtypes) or shape[1] < min_n or \
+                    (few_only and shape not in op.few_shapes):  # not timed: copied from OLD.json
+                if (dtname, *shape) in rest:                   # where it has the shape
                     shapes.append(rest[(dtname, *shape)])
-                continue
-            if shape[1] < min_n or (few_only and shape not in op.few_shapes):
-                shapes.append(rest[(dtname, *shape)])
                 continue
             inputs = op.make_inputs(shape, DTYPES[dtname])
             out = torch.empty_like(baseline(*inputs))
