@@ -139,7 +139,7 @@ for s in $steps; do
                   tests/test_bench_file.py tests/test_bad_inputs.py ;;
     tests-gemm) step tests-gemm "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 280 \
                   -rfEs tests/test_gemm_cuda_gpu.py tests/test_gemm_triton_gpu.py \
-                  tests/test_gemm_learner_gpu.py ;;
+                  tests/test_gemm_learner_gpu.py tests/test_gemm_situations_gpu.py ;;
     sanitize-gemm)
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=gemm_)
               step sanitize-gemm-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py gemm

@@ -26,6 +26,7 @@ LADDER = "src/phase24/softmax/triton"
 GPU_TESTS = "tests/test_triton_gpu.py"
 CPU_TESTS = "tests/test_triton_ladder.py"
 DEVICES_TESTS = "tests/test_cuda_devices_gpu.py"
+GEMM_SITUATIONS = "tests/test_gemm_situations_gpu.py"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +154,24 @@ BUGS = [
         'if kind == "v8" and not _rows_of_16_bytes(a, b, c):', "if False:",
         ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v8-"
          "torch.bfloat16]",), True),
+    Bug("gemm-replay-keeps-its-stream", "a replayed launch goes on the stream of the first replay, "
+        "not on the caller's current one", "src/phase24/bridge/replay.py",
+        "stream = _stream(tensors[0].get_device()) if steps else 0",
+        'stream = self.__dict__.setdefault("stream", _stream(tensors[0].get_device())) '
+        "if steps else 0", (f"{GEMM_SITUATIONS}::test_several_streams[cuda-torch.bfloat16]",
+                            f"{GEMM_SITUATIONS}::test_two_host_threads[cuda-own-streams]"), True),
+    Bug("gemm-v3-scratch-kept", "triton-v3 keeps one scratch of partial sums per shape, shared "
+        "by every stream and graph", "src/phase24/gemm/triton/v3_splitk.py",
+        "ws = torch.empty((second.args[1], m, n), dtype=torch.float32, device=c.device)",
+        "ws = launch.__dict__.setdefault((second.args[1], m, n), torch.empty((second.args[1], m, "
+        "n), dtype=torch.float32, device=c.device))",
+        (f"{GEMM_SITUATIONS}::test_several_streams[triton-v3-torch.bfloat16]",
+         f"{GEMM_SITUATIONS}::test_two_graphs_replayed_concurrently[triton-v3]"), True),
+    Bug("gemm-v2-one-tile-a-program", "a persistent program of triton-v2 takes only its first tile",
+        "src/phase24/gemm/triton/v2_persistent.py",
+        "tl.range(tl.program_id(0), tiles, PROGRAMS, flatten=True)",
+        "tl.range(tl.program_id(0), tl.minimum(tiles, PROGRAMS), PROGRAMS, flatten=True)",
+        (f"{GEMM_SITUATIONS}::test_a_small_gpu[triton-v2]",), True),
 ]
 
 
