@@ -1,7 +1,9 @@
 """The CUDA C GEMM ladder without a GPU: every rung compiles for Ampere, Ada and Hopper (and to
-the portable PTX) with no spills; the kernels each file compiles are exactly those its
-configuration table in phase24/gemm/cuda/configs.py names; every file keeps the ladder's header
-discipline; the launchers' choices and the tuned table's format, on a CPU."""
+the portable PTX) with no spills, but the Hopper-only ones (v9), which compile for sm_90a alone
+(no wgmma serialised) and are refused elsewhere in one line; the kernels each file compiles are
+exactly those its configuration table in phase24/gemm/cuda/configs.py names; every file keeps the
+ladder's header discipline; the launchers' choices and the tuned table's format, v9's refusal
+off Hopper and its launch, on a CPU."""
 
 import re
 import shutil
@@ -11,13 +13,13 @@ import pytest
 import torch
 from nvcc_helpers import needs_nvcc
 
-from phase24.bridge.nvcc import PORTABLE, compile_cu
+from phase24.bridge.nvcc import PORTABLE, NvccError, compile_cu
 from phase24.bridge.prebuild import prebuild
 from phase24.core.dtypes import TAG
 from phase24.gemm.cuda import HOPPER_ONLY, IMPLEMENTATIONS, SOURCE_DIR, build_jobs, launchers
 from phase24.gemm.cuda import tuning
-from phase24.gemm.cuda.configs import (FILES, PARAMS, blocks, compiled_for, configs, kernel_name,
-                                       threads, tile)
+from phase24.gemm.cuda.configs import (FILES, HOPPER_KINDS, PARAMS, blocks, compiled_for, configs,
+                                       kernel_name, threads, tile)
 
 ARCHS = ("sm_80", "sm_89", "sm_90a")
 RUNG_FILES = sorted(FILES.values())
@@ -32,8 +34,9 @@ def built():
 
 def test_every_rung_file_is_built_and_named():
     assert sorted(p.name for p in SOURCE_DIR.glob("v*.cu")) == RUNG_FILES
-    assert {(p.name, t) for p, t in build_jobs(ARCHS)} == {(f, t) for f in RUNG_FILES for t in ARCHS}
-    assert not HOPPER_ONLY
+    assert {(p.name, t) for p, t in build_jobs(ARCHS)} == {
+        (f, t) for f in RUNG_FILES for t in ARCHS if t == "sm_90a" or f not in HOPPER_ONLY}
+    assert HOPPER_ONLY == {FILES[k] for k in HOPPER_KINDS} == {"v9_wgmma.cu"}
     names = {f"cuda-v{k[1:]}" if k != "v0" else "cuda-naive" for k in FILES} | {"cuda"}
     assert set(IMPLEMENTATIONS) == names
 
@@ -84,7 +87,8 @@ def test_configurations_are_consistent():
 def test_the_table_names_every_kernel_of_its_rung(kind, built):
     """The kernels ptxas reports for a rung's file are exactly the names the table gives: each
     configuration a launcher may choose, for each dtype; none missing, none unnamed."""
-    compiled = set(compile_cu(SOURCE_DIR / FILES[kind], "sm_80").kernels)
+    arch = "sm_90a" if kind in HOPPER_KINDS else "sm_80"
+    compiled = set(compile_cu(SOURCE_DIR / FILES[kind], arch).kernels)
     named = {kernel_name(kind, config, dtype) for dtype in TAG for config in configs(kind)
              if compiled_for(kind, dtype)}
     assert compiled == named, (f"only compiled: {sorted(compiled - named)}; "
@@ -95,8 +99,15 @@ def test_the_table_names_every_kernel_of_its_rung(kind, built):
 @pytest.mark.nvcc
 @pytest.mark.parametrize("source,arch", [(s, a) for s in RUNG_FILES for a in (*ARCHS, PORTABLE)])
 def test_compiles_without_spills(source, arch, built):
-    """No kernel spills or keeps a stack frame, and registers x threads fit one SM's 65536."""
+    """No kernel spills or keeps a stack frame, and registers x threads fit one SM's 65536; a
+    Hopper-only file is refused for any other target, saying so, and ptxas keeps its wgmmas
+    asynchronous (no C7515 "wgmma.mma_async instructions are serialized")."""
+    if source in HOPPER_ONLY and arch != "sm_90a":
+        with pytest.raises(NvccError, match="build it for sm_90a"):
+            compile_cu(SOURCE_DIR / source, arch)
+        return
     build = compile_cu(SOURCE_DIR / source, arch)
+    assert "C7515" not in build.log and "serialized" not in build.log, build.log
     if arch == PORTABLE:  # PTX: the same kernels as the cubins
         entries = set(re.findall(r"^\.visible \.entry (\w+)\(", build.image.read_text(), re.M))
         assert entries == set(compile_cu(SOURCE_DIR / source, "sm_80").kernels)
@@ -205,7 +216,7 @@ def test_v8_asks_for_its_stages_and_is_refused_where_they_do_not_fit(monkeypatch
 
     assert shared_bytes("v8", (128, 128, 32, 64, 64, 3, 8)) == 3 * 256 * 32 * 2
     assert max(shared_bytes("v8", c) for c in configs("v8")) == 3 * 384 * 64 * 2  # 144 KB
-    assert all(shared_bytes(k, c) == 0 for k in FILES if k != "v8" for c in configs(k))
+    assert all(shared_bytes(k, c) == 0 for k in FILES if k not in ("v8", "v9") for c in configs(k))
     monkeypatch.setattr(launchers, "gpu", lambda device=None: launch.Gpu(
         0, "an Ada GPU", (8, 9), 128, 99 * 1024))
     monkeypatch.setattr(launchers, "_kernel", lambda source, name: pytest.fail("launched"))
@@ -213,3 +224,94 @@ def test_v8_asks_for_its_stages_and_is_refused_where_they_do_not_fit(monkeypatch
     b, c = torch.zeros(64, 256, dtype=torch.bfloat16), torch.zeros(256, 256, dtype=torch.bfloat16)
     with pytest.raises(GemmArgumentError, match="at most 101376"):
         launchers.run("v8", (128, 256, 64, 64, 64, 3, 8), a, b, c)
+
+
+# ---- v9 (wgmma): Hopper only ---------------------------------------------------------------------
+
+HOPPER = ("NVIDIA H200", (9, 0), 132, 227 * 1024)
+
+
+class FakeKernel:
+    """Records launches instead of making them (no GPU here)."""
+
+    def __init__(self, name, seen):
+        self.name, self.seen = name, seen
+
+    def set_attribute(self, name, value):
+        self.seen.append(("attribute", name, value))
+
+    def launch(self, grid, block, a, b, c, m, n, k, shared_bytes=0):
+        self.seen.append((self.name, grid, block, shared_bytes, tuple(a.shape), tuple(b.shape)))
+
+
+def _gpu(monkeypatch, name, capability, sms, smem):
+    from phase24.bridge import launch
+
+    monkeypatch.setattr(launchers, "gpu", lambda device=None: launch.Gpu(0, name, capability, sms,
+                                                                         smem))
+
+
+def _bf16(m, n, k):
+    return (torch.zeros(m, k, dtype=torch.bfloat16), torch.zeros(k, n, dtype=torch.bfloat16),
+            torch.zeros(m, n, dtype=torch.bfloat16))
+
+
+def test_v9_asks_for_its_stages_and_a_1024_byte_boundary():
+    from phase24.gemm.cuda.configs import shared_bytes
+
+    assert shared_bytes("v9", (128, 256, 64, 4, 8)) == 4 * 384 * 64 * 2 + 1024
+    assert max(shared_bytes("v9", c) for c in configs("v9")) <= 227 * 1024  # Hopper's most
+    assert all(threads("v9", c) == c[0] // 64 * 128 for c in configs("v9"))
+    assert configs("v9")[0][:2] == (128, 128)  # the untuned choice on large shapes
+
+
+@pytest.mark.parametrize("capability,portable", [((8, 0), "0"), ((8, 9), "0"), ((9, 0), "1")])
+def test_v9_is_refused_off_hopper_in_one_line(monkeypatch, capability, portable):
+    """An Ampere or Ada GPU, or a Hopper one running the portable PTX: one line saying where v9
+    runs and what runs here, no launch; and `cuda` ignores a tuned table's v9 there."""
+    from phase24.gemm.args import GemmArgumentError
+
+    monkeypatch.setenv("PHASE24_PORTABLE", portable)
+    _gpu(monkeypatch, "a GPU", capability, 108, 163 * 1024)
+    monkeypatch.setattr(launchers, "_kernel", lambda source, name: pytest.fail("launched"))
+    a, b, c = _bf16(256, 256, 64)
+    with pytest.raises(GemmArgumentError, match=r"Hopper only .* use cuda-v8") as err:
+        launchers.gemm_v9(a, b, c)
+    assert "\n" not in str(err.value)
+    monkeypatch.setattr(launchers, "tuned", lambda name: {
+        ("bf16", 256, 256, 64): ("v9", configs("v9")[0], {"v9": configs("v9")[0]})})
+    assert launchers.tuned_hit(a, b) is None
+
+
+def test_v9_on_hopper_launches_a_warpgroup_per_64_rows_and_pads_unaligned_rows(monkeypatch):
+    monkeypatch.delenv("PHASE24_PORTABLE", raising=False)
+    _gpu(monkeypatch, *HOPPER)
+    seen = []
+    monkeypatch.setattr(launchers, "_kernel", lambda source, name: FakeKernel(name, seen))
+    config = (128, 256, 64, 4, 8)
+    a, b, c = _bf16(300, 520, 128)
+    launchers.gemm_v9(a, b, c, config=config)
+    name = kernel_name("v9", config, torch.bfloat16)
+    shared = 4 * 384 * 128 + 1024
+    assert seen == [("attribute", "MAX_DYNAMIC_SHARED_SIZE_BYTES", shared),
+                    (name, 3 * 3, 256, shared, (300, 128), (128, 520))]
+    seen.clear()
+    a, b, c = _bf16(5, 7, 33)  # rows of 66 and 14 bytes: copies padded to K = 40, N = 8
+    launchers.gemm_v9(a, b, c, config=config)
+    assert seen[-1][1:] == (1, 256, shared, (5, 40), (40, 8))
+
+
+def test_cuda_keeps_v8_untuned_on_hopper(monkeypatch):
+    """Untuned, `cuda` runs v8 for 16-bit types on every GPU: v9 only where the table says."""
+    _gpu(monkeypatch, *HOPPER)
+    seen = []
+    monkeypatch.setattr(launchers, "_kernel", lambda source, name: FakeKernel(name, seen))
+    monkeypatch.setattr(launchers, "tuned", lambda name: {})
+    a, b, c = _bf16(256, 256, 64)
+    launchers.gemm_best(a, b, c)
+    assert seen[-1][0].startswith("gemm_v8_")
+    config = configs("v9")[2]
+    monkeypatch.setattr(launchers, "tuned", lambda name: {
+        ("bf16", 256, 256, 64): ("v9", config, {"v9": config})})
+    launchers.gemm_best(a, b, c)
+    assert seen[-1][0] == kernel_name("v9", config, torch.bfloat16)

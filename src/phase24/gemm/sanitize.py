@@ -1,7 +1,7 @@
 """The GEMM runs that compute-sanitizer watches (scripts/sanitize.py gemm): every CUDA rung on
 sizes that are multiples of no tile, one row, K shorter than a step, operands off 16-byte
-boundaries; every compiled configuration of v2 .. v8 forced on partial and whole tiles; every
-Triton rung on a few shapes.
+boundaries; every compiled configuration of v2 .. v9 forced on partial and whole tiles (v9's
+wgmma: on Hopper); every Triton rung on a few shapes.
 
 ``runs(mode)``: "full" (memcheck, synccheck), "small" (racecheck, slow on large tiles: fewer,
 smaller shapes) or "triton"; each run is (name, fn, inputs(dtype) -> (a, b), dtypes).
@@ -17,7 +17,7 @@ from phase24.gemm.cuda import launchers as ci
 from phase24.gemm.cuda.configs import PARAMS, compiled_for, configs, tile
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-TUNABLE = ("v2", "v3", "v4", "v5", "v6", "v7", "v8")
+TUNABLE = ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9")
 
 
 def operands(m: int, n: int, k: int, sliced: bool = False):
@@ -39,7 +39,8 @@ def forced(kind: str, config: tuple, m: int, n: int, k: int):
 
 
 def served(name: str) -> list:
-    """The dtypes implementation ``name`` takes (cuda-v8: the 16-bit ones; cuda: all three)."""
+    """The dtypes implementation ``name`` takes (cuda-v8, cuda-v9: the 16-bit ones; cuda: all
+    three)."""
     kind = name.removeprefix("cuda").removeprefix("-")
     return [d for d in DTYPES if kind in ("", "naive") or compiled_for(kind, d)]
 

@@ -2,11 +2,10 @@
 (one idea each), the configurations each rung compiles (configs.py) and their launchers
 (launchers.py), as registry entries.
 
-``IMPLEMENTATIONS`` maps "cuda-naive", "cuda-v1" .. "cuda-v8" and "cuda" (the best rung for each
+``IMPLEMENTATIONS`` maps "cuda-naive", "cuda-v1" .. "cuda-v9" and "cuda" (the best rung for each
 shape) to ``matmul(a, b, out=None)``; ``RUNGS`` maps the same names to their tile kernels;
 ``which(a, b, name)`` says which kernel runs for the operands; ``build_jobs(targets)`` lists the
-files ``phase24 build`` compiles (every rung runs on Ampere, Ada and Hopper: ``HOPPER_ONLY`` is
-empty).
+files ``phase24 build`` compiles (the Hopper-only ones, ``HOPPER_ONLY``: v9's, for sm_90a alone).
 """
 
 from __future__ import annotations
@@ -18,15 +17,16 @@ import torch
 from phase24.bridge.launch import recording
 from phase24.bridge.replay import Replays
 from phase24.gemm.args import check_inputs, entry, row_major
-from phase24.gemm.cuda.configs import FILES
+from phase24.gemm.cuda.configs import FILES, HOPPER_KINDS
 from phase24.gemm.cuda.launchers import RUNGS
 
 SOURCE_DIR = Path(__file__).parent
-HOPPER_ONLY: set[str] = set()
+# Kernel files that use Hopper-only instructions (wgmma), built for sm_90a alone.
+HOPPER_ONLY = {FILES[kind] for kind in HOPPER_KINDS}
 
 
 def build_jobs(targets) -> list[tuple[Path, str]]:
-    """(file, target) for every rung's file and target."""
+    """(file, target) for every rung's file and target; the Hopper-only files for sm_90a alone."""
     return [(SOURCE_DIR / name, t) for name in sorted(FILES.values()) for t in targets
             if t == "sm_90a" or name not in HOPPER_ONLY]
 

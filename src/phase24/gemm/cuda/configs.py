@@ -26,6 +26,7 @@ FILES = {
     "v6": "v6_warp_tiles.cu",
     "v7": "v7_prefetch.cu",
     "v8": "v8_mma.cu",
+    "v9": "v9_wgmma.cu",
 }
 
 # Each rung's configuration parameters, in the order of its instance lines; a kernel's name
@@ -39,10 +40,11 @@ PARAMS = {
     "v6": ("BM", "BN", "BK", "WM", "WN", "TM", "TN"),
     "v7": ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "G"),
     "v8": ("BM", "BN", "BK", "WM", "WN", "S", "G"),
+    "v9": ("BM", "BN", "BK", "S", "G"),
 }
 
-# Each rung's configurations, built for every dtype, largest tile first (v7, v8: their 128 x 128
-# tiles first, the untuned choice, then the wider tiles only the tuner picks).
+# Each rung's configurations, built for every dtype, largest tile first (v7, v8, v9: their
+# 128 x 128 tiles first, the untuned choice, then the wider tiles only the tuner picks).
 CONFIGS = {
     "v0": [()],
     "v1": [()],
@@ -58,17 +60,24 @@ CONFIGS = {
     "v8": [(128, 128, 32, 64, 64, 3, 8), (128, 256, 32, 64, 64, 4, 8), (256, 128, 64, 64, 64, 3, 8),
            (128, 128, 64, 64, 64, 3, 8), (128, 256, 64, 64, 64, 3, 8),
            (128, 128, 32, 64, 32, 3, 8), (128, 64, 32, 64, 32, 4, 8), (64, 64, 32, 32, 32, 4, 8)],
+    "v9": [(128, 128, 64, 4, 8), (128, 128, 64, 6, 8), (128, 256, 64, 4, 8), (128, 128, 64, 3, 8),
+           (128, 64, 64, 4, 8)],
 }
 
 # The Tensor Core rungs compile float16 and bfloat16 kernels only (float32 is the SIMT rungs').
-SIXTEEN_BIT_ONLY = {"v8"}
+SIXTEEN_BIT_ONLY = {"v8", "v9"}
+
+# The rungs built for sm_90a alone (wgmma is Hopper's): `phase24 build` skips their files for
+# Ampere and Ada, where nvcc refuses them with one line, and their launchers refuse to run on any
+# GPU whose build is not sm_90a's (launchers.runs_here).
+HOPPER_KINDS = {"v9"}
 
 # v0 and v1: one thread per output, 256 threads a block over a fixed tile of C (rows, columns).
 FIXED_TILES = {"v0": (32, 8), "v1": (8, 32)}
 
 
 def source(kind: str) -> str:
-    """The file of rung `kind` ('v0' .. 'v8'), in this folder."""
+    """The file of rung `kind` ('v0' .. 'v9'), in this folder."""
     return FILES[kind]
 
 
@@ -112,16 +121,19 @@ def threads(kind: str, config: tuple) -> int:
         return p["BM"] * p["BN"] // p["TM"]
     if kind in ("v4", "v5"):
         return p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+    if kind == "v9":  # a warpgroup (128 threads) per 64 rows of the tile
+        return p["BM"] // 64 * 128
     return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
 
 
 def shared_bytes(kind: str, config: tuple) -> int:
-    """Dynamic shared memory a block of this configuration asks for at launch (v8's stages of A's
-    and B's tiles, 2-byte values); the other rungs' is static (0 here)."""
-    if kind != "v8":
+    """Dynamic shared memory a block of this configuration asks for at launch (v8's and v9's
+    stages of A's and B's tiles, 2-byte values; v9's 1 KB more, to start them on a 1024-byte
+    boundary, as the 128-byte swizzle needs); the other rungs' is static (0 here)."""
+    if kind not in ("v8", "v9"):
         return 0
     p = named(kind, config)
-    return p["S"] * (p["BM"] + p["BN"]) * p["BK"] * 2
+    return p["S"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + (1024 if kind == "v9" else 0)
 
 
 def blocks(kind: str, config: tuple, m: int, n: int) -> int:

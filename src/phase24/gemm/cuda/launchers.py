@@ -1,11 +1,12 @@
-"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v8, one per rung, and gemm_best (`cuda`).
+"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v9, one per rung, and gemm_best (`cuda`).
 
 Each launcher is a tile kernel of gemm/args.py, ``fn(a, b, c)``: a (M, K) and b (K, N) row-major
 and contiguous, c the contiguous (M, N) output, one dtype. It picks the rung's kernel instance
 (dtype and compile-time configuration, from configs.py's table) and launches one block per tile
 of C on a one-dimensional grid. A rung with several configurations takes a caller's, else the
 tuned table's for the shape (tuned_configs.json, to be written by the offline tuner on one GPU),
-else its own choice (``choose``).
+else its own choice (``choose``). The Hopper-only rungs (configs.HOPPER_KINDS: v9) refuse, in one
+line, a GPU whose build is not sm_90a's.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from phase24.bridge.launch import Kernel, gpu, load_kernel
 from phase24.core import tuned as tuned_tables
 from phase24.core.dtypes import TAG
 from phase24.gemm.args import GemmArgumentError
-from phase24.gemm.cuda.configs import (blocks, compiled_for, configs, kernel_name,
-                                       shared_bytes, source, threads, tile)
+from phase24.gemm.cuda.configs import (HOPPER_KINDS, blocks, compiled_for, configs,
+                                       kernel_name, shared_bytes, source, threads, tile)
 
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
@@ -38,7 +39,12 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
     if not compiled_for(kind, a.dtype):
         raise GemmArgumentError(f"cuda-{kind}: the Tensor Cores' rungs take float16 and bfloat16 "
                                 f"(got {a.dtype}; float32 runs on the SIMT rungs)")
+    if not runs_here(kind, a.device):
+        raise GemmArgumentError(f"cuda-{kind} runs on Hopper only (wgmma, built for sm_90a; not "
+                                f"with PHASE24_PORTABLE=1): on {gpu(a.device).name} use cuda-v8")
     if kind == "v8" and not _rows_of_16_bytes(a, b, c):
+        return _padded(kind, config, a, b, c)
+    if kind == "v9" and not _rows_of_16_bytes(a, b, c):  # cp.async too
         return _padded(kind, config, a, b, c)
     shared = shared_bytes(kind, config)
     if shared > 48 * 1024 and shared > gpu(a.device).smem_per_block:
@@ -50,6 +56,13 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shared)
     launch_tiles(kernel, tile(kind, config), threads(kind, config), a, b, c, f"cuda-{kind}",
                  shared)
+
+
+def runs_here(kind: str, device=None) -> bool:
+    """Whether rung ``kind`` runs on ``device``: every rung does but the Hopper-only ones, which
+    run where the device's build is sm_90a's (Gpu.clusters: a Hopper GPU, and not with
+    PHASE24_PORTABLE=1)."""
+    return kind not in HOPPER_KINDS or gpu(device).clusters
 
 
 def _rows_of_16_bytes(*ts: torch.Tensor) -> bool:
@@ -134,10 +147,10 @@ def _tunable(kind: str):
     return launcher
 
 
-gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8 = (
-    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8"))
+gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8, gemm_v9 = (
+    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"))
 KINDS = {"v0": gemm_v0, "v1": gemm_v1, "v2": gemm_v2, "v3": gemm_v3, "v4": gemm_v4,
-         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7, "v8": gemm_v8}
+         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7, "v8": gemm_v8, "v9": gemm_v9}
 
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
@@ -168,17 +181,19 @@ def tuned_entry(a, b) -> tuple:
 
 
 def tuned_hit(a, b) -> tuple | None:
-    """(rung, configuration) of the tuned table of a's GPU for this shape and dtype, or None."""
+    """(rung, configuration) of the tuned table of a's GPU for this shape and dtype, or None
+    (also where the table's rung does not run here: v9 under PHASE24_PORTABLE=1)."""
     kind, config, _ = tuned_entry(a, b)
     return (kind, config) if kind in KINDS and config in configs(kind) and \
-        compiled_for(kind, a.dtype) else None
+        compiled_for(kind, a.dtype) and runs_here(kind, a.device) else None
 
 
 def gemm_best(a, b, c):
-    """The tuned table's rung and configuration for the shape, else v8 (Tensor Cores) for
-    float16 and bfloat16 and v7 (warp tiles, prefetched loads, grouped order) for float32, with
-    their own choice of tile (``choose``). On the H200 v8 ran every bfloat16 shape of the
-    benchmark 4 to 8 times faster than v7 (results/h200/gemm/bench-d722391.log)."""
+    """The tuned table's rung and configuration for the shape (v9, wgmma, where it measured
+    fastest on a Hopper GPU), else v8 (Tensor Cores, every GPU) for float16 and bfloat16 and v7
+    (warp tiles, prefetched loads, grouped order) for float32, with their own choice of tile
+    (``choose``). On the H200 v8 ran every bfloat16 shape of the benchmark 4 to 8 times faster
+    than v7 (results/h200/gemm/bench-d722391.log)."""
     hit = tuned_hit(a, b)
     if hit:
         return run(*hit, a, b, c)
@@ -196,5 +211,6 @@ RUNGS = {
     "cuda-v6": gemm_v6,
     "cuda-v7": gemm_v7,
     "cuda-v8": gemm_v8,
+    "cuda-v9": gemm_v9,
     "cuda": gemm_best,
 }
