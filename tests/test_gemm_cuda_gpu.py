@@ -1,7 +1,8 @@
 """The CUDA C GEMM ladder on a GPU: every rung x dtype x the Op's cases against float64, with
 poisoned outputs inside guard regions (harness/check.py); every compiled configuration forced on
 shapes that are multiples of no tile, of every tile, and on operands off 16-byte boundaries; more
-than 2^31 outputs; what `which` and the tuned table make `cuda` run."""
+than 2^31 outputs; what `which` and the tuned table make `cuda` run. v9 (wgmma) is Hopper's:
+these tests run on the H200, where every case of every rung runs."""
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ from phase24.gemm.args import entry
 from phase24.gemm.cases import plain
 from phase24.gemm.cuda import launchers as ci
 from phase24.gemm.cuda import which
-from phase24.gemm.cuda.configs import PARAMS, configs, kernel_name, tile
+from phase24.gemm.cuda.configs import PARAMS, compiled_for, configs, kernel_name, tile
 from phase24.gemm.spec import OP
 from phase24.core.cases import Case
 from phase24.harness.check import check_case
@@ -71,17 +72,19 @@ def _forced(kind, config):
 
 
 def _tile_cases(kind, config) -> list[Case]:
-    """Multiples of no tile; exact tiles with N and K multiples of 8 (the 16-byte path); one row;
-    K shorter than one step of the sum."""
+    """Multiples of no tile; exact tiles with N and K multiples of 8 (the 16-byte path); partial
+    tiles on that path (v8's and v9's cp.async zero-fills, no padded copies); one row; K shorter
+    than one step of the sum."""
     bm, bn = tile(kind, config)
     bk = dict(zip(PARAMS[kind], config)).get("BK", 8)
     return [plain(2 * bm + 3, 2 * bn + 5, 3 * bk + 3), plain(2 * bm, 2 * bn, 4 * bk),
-            plain(1, bn + 8, 5 * bk), plain(bm + 1, bn - 1, 2)]
+            plain(bm + 8, bn + 24, 2 * bk + 8), plain(1, bn + 8, 5 * bk),
+            plain(bm + 1, bn - 1, 2)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("kind,config", [(k, c) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8")
-                                         for c in configs(k)], ids=str)
+@pytest.mark.parametrize("kind,config", [(k, c) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8",
+                                                           "v9") for c in configs(k)], ids=str)
 def test_every_configuration(kind, config, dtype):
     fn = _forced(kind, config)
     for j, case in enumerate(_tile_cases(kind, config)):
@@ -100,7 +103,9 @@ def test_a_configuration_that_is_not_compiled_is_refused():
 
 @pytest.mark.parametrize("name", CUDA)
 def test_which_names_the_kernel(name):
-    dtype = torch.bfloat16 if name == "cuda-v8" else torch.float32  # v8: 16-bit types only
+    kind = name.removeprefix("cuda").removeprefix("-")
+    dtype = torch.float32 if kind in ("", "naive") or compiled_for(kind, torch.float32) else \
+        torch.bfloat16  # v8, v9: 16-bit types only
     a = torch.randn(300, 200, device="cuda", dtype=dtype)
     b = torch.randn(200, 100, device="cuda", dtype=dtype)
     said = which(a, b, name)
@@ -114,6 +119,9 @@ def test_cuda_follows_the_tuned_table(monkeypatch):
     forced = ("v4", (64, 64, 8, 4, 4))
     monkeypatch.setattr(ci, "tuned", lambda gpu_name: {("bf16", 96, 112, 80): (*forced, {})})
     assert kernel_name(*forced, torch.bfloat16) in which(a, b, "cuda")
+    wgmma = ("v9", configs("v9")[2])  # where the table says v9 is fastest, v9 runs
+    monkeypatch.setattr(ci, "tuned", lambda gpu_name: {("bf16", 96, 112, 80): (*wgmma, {})})
+    assert kernel_name(*wgmma, torch.bfloat16) in which(a, b, "cuda")
     monkeypatch.setattr(ci, "tuned", lambda gpu_name: {})
-    assert "gemm_v8_" in which(a, b, "cuda")  # untuned, 16-bit: the Tensor Cores
+    assert "gemm_v8_" in which(a, b, "cuda")  # untuned, 16-bit: the Tensor Cores (mma.sync)
     assert "gemm_v7_" in which(a.float(), b.float(), "cuda")  # untuned, float32: v7
