@@ -172,6 +172,22 @@ BUGS = [
         "tl.range(tl.program_id(0), tiles, PROGRAMS, flatten=True)",
         "tl.range(tl.program_id(0), tl.minimum(tiles, PROGRAMS), PROGRAMS, flatten=True)",
         (f"{GEMM_SITUATIONS}::test_a_small_gpu[triton-v2]",), True),
+    Bug("gemm-v9-lbo-sbo-swapped", "v9's B descriptor gives the next panel's offset as SBO and "
+        "the next 8 rows' as LBO", "src/phase24/gemm/cuda/sw128.cuh",
+        "return descriptor(tile + k0 * ROW, rows * ROW, ATOM);",
+        "return descriptor(tile + k0 * ROW, ATOM, rows * ROW);",
+        ("tests/test_gemm_sw128.py::test_every_operand_value_is_where_the_copies_wrote_it",
+         "tests/test_gemm_sw128.py::test_a_and_b_descriptors_as_v9_builds_them"), False),
+    Bug("gemm-v9-swizzle-off-by-a-row", "v9's copies swizzle chunk c of row r by row r + 1",
+        "src/phase24/gemm/cuda/sw128.cuh", "return row * ROW + ((chunk ^ (row % 8)) * 16);",
+        "return row * ROW + ((chunk ^ ((row + 1) % 8)) * 16);",
+        ("tests/test_gemm_sw128.py::test_every_operand_value_is_where_the_copies_wrote_it",),
+        False),
+    Bug("gemm-v9-unaligned-rows", "v9 runs cp.async on rows that are not 16-byte aligned",
+        "src/phase24/gemm/cuda/launchers.py",
+        'if kind == "v9" and not _rows_of_16_bytes(a, b, c):', "if False:",
+        ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v9-"
+         "torch.bfloat16]",), True),
 ]
 
 
