@@ -12,8 +12,8 @@
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
 #          tests-triton and tests-cuda are its two halves (the Triton rungs' files, the rest).
 #   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
-#   grader: the grader's tests that are not marked gpu (planted cheats, defences, bad inputs, bench
-#          --file), run on the GPU: there a learner's file runs on the GPU, not in the interpreter.
+#   grader: the grader's GPU tests (every planted learner file and cheat graded on the GPU, bench
+#          --file) and its CPU-side tests that run anywhere (defences, bad inputs).
 #   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
 #          GEMM ladders' tables, copied into src/ for the bench steps after it), tune-gemm-decode
 #          (the Triton table's decode shapes, the rest from results/h200/gemm/tune-triton.json),
@@ -135,8 +135,8 @@ for s in $steps; do
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;
     minigpt)  step minigpt "$py" -m phase24 minigpt speed --json "$out/minigpt_speed.json" ;;
     grader)   step grader "$py" -m pytest -q -n 8 -p no:cacheprovider --timeout 280 -rfEs \
-                  tests/test_grader.py tests/test_grader_defences.py tests/test_gemm_learner.py \
-                  tests/test_bench_file.py tests/test_bad_inputs.py ;;
+                  tests/test_grader_gpu.py tests/test_bench_file_gpu.py tests/test_gemm_learner_gpu.py \
+                  tests/test_grader_defences.py tests/test_bench_file.py tests/test_bad_inputs.py ;;
     tests-gemm) step tests-gemm "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 280 \
                   -rfEs tests/test_gemm_cuda_gpu.py tests/test_gemm_triton_gpu.py \
                   tests/test_gemm_learner_gpu.py tests/test_gemm_situations_gpu.py ;;

@@ -113,3 +113,25 @@ def test_a_graph_of_torch_replayed_inside_the_call_is_seen_by_the_profiler():
     assert rc == 1 and re.search(r"ran the kernel [^,]*[Ss]oft[Mm]ax.*?, which is not one of "
                                  r"replays_a_graph\.py's", flat), out
     assert "UserWarning" not in out, out
+
+
+@pytest.mark.parametrize("name,verdict", [
+    ("noop_then_torch.py", r"aten\._softmax\.default computed outside your kernels"),
+    ("fallback_long_rows.py", r"aten\._softmax\.default computed outside your kernels"),
+    ("caches_results.py", r"wrong on fresh inputs of the same"),
+    ("reads_freed_memory.py", r"NaN where the reference has a number"),
+    ("thread_left.py", r"softmax_rows started a thread"),
+    ("uses_numpy.py", r"Tensor\.numpy\(\) took values out of torch"),
+    ("returns_new_tensor.py", r"softmax_rows returned a Tensor that is not out"),
+    ("defers_to_subclass.py", r"softmax_rows changed the class of its arguments"),
+    ("thread_at_import.py", r"importing it left a thread running"),
+    ("patches_checker.py", r"FAIL: the file changed the grader's code "
+                           r"\(phase24\.harness\.check\.check_case\)"),
+    ("patches_torch_when_called.py", r"FAIL: the file changed the grader's code \(torch\.equal\)"),
+])
+def test_a_cheating_file_gets_its_verdict_on_the_gpu(name, verdict):
+    """The cheats tests/test_grader.py plants on a CPU, graded on the GPU: there the file's
+    kernels run on the GPU (not in the interpreter) and the profiler watches the call too. The
+    cases: rows of 1000 to 131072 values (longer than fallback_long_rows.py's kernel takes)."""
+    rc, out = phase24("--file", str(FILES / name), *SOME)
+    assert rc == 1 and re.search(verdict, " ".join(out.split())), out
