@@ -10,7 +10,8 @@ scripts/gpu-session.sh's tune steps do).
     ... --min-n N --rest-from OLD.json   times only rows of N values or more, the other shapes
 copied from OLD.json where it has them (each marked with its run); --few-only --rest-from
 OLD.json times only the operation's few-row shapes; --only KIND ... times only those rungs;
---dtype D ... times only those dtypes (with --rest-from, the others' shapes are copied).
+--dtype D ... times only those dtypes (with --rest-from, the others' shapes are copied);
+--only with --rest-from keeps the other rungs' timings of each shape timed (the best of both).
     python3 scripts/tune.py softmax cuda --from RUN.json BEST.json   rebuilds a table from a
 recorded run (no GPU).
 Each candidate runs once and is checked on a few rows against float64 before it is timed
@@ -75,6 +76,10 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
                     continue
                 timings.append({**fields_, "us": round(us, 2), "pct_copy": round(
                     100 * op.bytes_moved(shape, inputs[0].dtype) / us / 1e3 / copy, 1)})
+            if only and (dtname, *shape) in rest:  # the other rungs' timings, from OLD.json
+                kept = rest[(dtname, *shape)]
+                timings += [{**t, "from": kept["from"]} for t in kept.get("all", [])
+                            if _rung(t) and _rung(t) not in only]
             base = flushed_us(lambda: baseline(*inputs), warmup_ms=5, rep_ms=25)
             timed = sorted((t for t in timings if "us" in t), key=lambda t: t["us"])
             shapes.append({"dtype": dtname, **dict(zip(fields, shape)),
@@ -86,6 +91,11 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
             torch.cuda.empty_cache()
             save(run, out_path)  # a run cut short keeps the shapes it timed
     return save(run, out_path)
+
+
+def _rung(timing: dict) -> str | None:
+    """The rung a timing is of: "kind" in the CUDA ladders' records, "rung" in Triton GEMM's."""
+    return timing.get("kind") or timing.get("rung")
 
 
 def save(run: dict, out_path: str) -> dict:
@@ -146,4 +156,8 @@ if __name__ == "__main__":
         from phase24.harness.ops import get
 
         run = tune(get(a.op), ladder, a.out, a.min_n, a.rest_from, a.only, a.few_only, a.dtype)
-        ladder.write_table(run, a.out.replace(".json", "_best.json"), source)
+        how = [f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+               for k, v in (("only", a.only), ("dtype", a.dtype), ("min_n", a.min_n),
+                            ("few_only", a.few_only), ("rest_from", a.rest_from)) if v]
+        ladder.write_table(run, a.out.replace(".json", "_best.json"),
+                           " ".join([source, *how]).replace("--few-only True", "--few-only"))
