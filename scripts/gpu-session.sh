@@ -5,8 +5,8 @@
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests tests-triton tests-cuda lab sanitize sanitize-new sanitize-triton tune
 #          tune-triton bench profile minigpt planted
-#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-decode bench-gemm bench-gemm-rungs
-#          profile-gemm
+#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v9 tune-gemm-decode bench-gemm
+#          bench-gemm-rungs profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
@@ -15,9 +15,11 @@
 #   grader: the grader's GPU tests (every planted learner file and cheat graded on the GPU, bench
 #          --file) and its CPU-side tests that run anywhere (defences, bad inputs).
 #   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
-#          GEMM ladders' tables, copied into src/ for the bench steps after it), tune-gemm-decode
-#          (the Triton table's decode shapes, the rest from results/h200/gemm/tune-triton.json),
-#          bench-gemm (cublas, cuda, cuda-v8, triton), bench-gemm-rungs (every implementation on
+#          GEMM ladders' tables, copied into src/ for the bench steps after it), tune-gemm-v9
+#          (v9 in bfloat16, every other entry kept from results/h200/gemm/tune-cuda-v8.json),
+#          tune-gemm-decode (the Triton table's decode shapes, the rest from
+#          results/h200/gemm/tune-triton.json),
+#          bench-gemm (cublas, cuda, cuda-v8, cuda-v9, triton), bench-gemm-rungs (every implementation on
 #          4096^3 and two decode shapes), profile-gemm (Nsight Compute: the naive rung, v2, v3,
 #          v7 and cuBLAS in float32, v8 and cuBLAS in bfloat16, at 4096^3).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
@@ -47,7 +49,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-tr
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200
                         [profile-gemm]=300 [profile-gemm-bf16]=120
                         [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
@@ -154,11 +156,14 @@ for s in $steps; do
                   src/phase24/gemm/triton/triton_configs.json
               cp src/phase24/gemm/cuda/tuned_configs.json src/phase24/gemm/triton/triton_configs.json \
                   "$out"/ 2>/dev/null || true ;;
+    tune-gemm-v9) step tune-gemm-v9 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v9.json" \
+                  --only v9 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v8.json
+              cp "$out/tune-gemm-cuda-v9_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
     tune-gemm-decode) step tune-gemm-decode "$py" scripts/tune.py gemm triton \
                   "$out/tune-gemm-triton-decode.json" --few-only \
                   --rest-from results/h200/gemm/tune-triton.json
               cp "$out/tune-gemm-triton-decode_best.json" src/phase24/gemm/triton/triton_configs.json ;;
-    bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 triton \
+    bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 cuda-v9 triton \
                   --out "$out/gemm" ;;
     profile-gemm) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
                   --out "$out/gemm-profiles"
