@@ -27,6 +27,7 @@ from phase24.gemm.cuda.configs import (HOPPER_KINDS, blocks, compiled_for, confi
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
 MAX_SIZE = 2**31 - 1  # M, N and K are C ints in the kernels' ABI (offsets are 64-bit)
+CP_ASYNC_KINDS = ("v8", "v9")  # rungs whose 16-byte cp.async copies need rows of 16 bytes
 
 
 @lru_cache(maxsize=None)
@@ -42,9 +43,7 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
     if not runs_here(kind, a.device):
         raise GemmArgumentError(f"cuda-{kind} runs on Hopper only (wgmma, built for sm_90a; not "
                                 f"with PHASE24_PORTABLE=1): on {gpu(a.device).name} use cuda-v8")
-    if kind == "v8" and not _rows_of_16_bytes(a, b, c):
-        return _padded(kind, config, a, b, c)
-    if kind == "v9" and not _rows_of_16_bytes(a, b, c):  # cp.async too
+    if kind in CP_ASYNC_KINDS and not _rows_of_16_bytes(a, b, c):
         return _padded(kind, config, a, b, c)
     shared = shared_bytes(kind, config)
     if shared > 48 * 1024 and shared > gpu(a.device).smem_per_block:
@@ -168,9 +167,9 @@ def _tuned_value(e: dict) -> tuple:
 
 
 def tuned(gpu_name: str) -> dict:
-    """Best (rung, configuration, {rung: its own best configuration}) per benchmark shape, measured by the offline tuner on the GPU
-    named in the file; {} for other GPUs (and while the table is empty), which use the
-    heuristic of ``gemm_best``."""
+    """Best (rung, configuration, {rung: its own best configuration}) per benchmark shape,
+    measured by the offline tuner on the GPU named in the file; {} for other GPUs (and while the
+    table is empty), which use the heuristic of ``gemm_best``."""
     return tuned_tables.load(TUNED_FILE, gpu_name, key=_tuned_key, value=_tuned_value)
 
 
