@@ -14,10 +14,9 @@ import torch
 from phase24.gemm import IMPLEMENTATIONS
 from phase24.gemm.args import entry
 from phase24.gemm.cuda import launchers as ci
-from phase24.gemm.cuda.configs import PARAMS, compiled_for, configs, tile
+from phase24.gemm.cuda.configs import PARAMS, TUNABLE, compiled_for, configs, tile
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-TUNABLE = ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9")
 
 
 def operands(m: int, n: int, k: int, sliced: bool = False):
@@ -41,8 +40,8 @@ def forced(kind: str, config: tuple, m: int, n: int, k: int):
 def served(name: str) -> list:
     """The dtypes implementation ``name`` takes (cuda-v8, cuda-v9: the 16-bit ones; cuda: all
     three)."""
-    kind = name.removeprefix("cuda").removeprefix("-")
-    return [d for d in DTYPES if kind in ("", "naive") or compiled_for(kind, d)]
+    kind = name.removeprefix("cuda").removeprefix("-")  # "" for cuda, "naive", "v1" .. "v9"
+    return [d for d in DTYPES if compiled_for(kind, d)]
 
 
 def cuda_runs(small: bool) -> list:

@@ -72,6 +72,9 @@ SIXTEEN_BIT_ONLY = {"v8", "v9"}
 # GPU whose build is not sm_90a's (launchers.runs_here).
 HOPPER_KINDS = {"v9"}
 
+# The rungs with a table of configurations (v2 on): what the tuner times and the sanitizer forces.
+TUNABLE = tuple(kind for kind, params in PARAMS.items() if params)
+
 # v0 and v1: one thread per output, 256 threads a block over a fixed tile of C (rows, columns).
 FIXED_TILES = {"v0": (32, 8), "v1": (8, 32)}
 
@@ -130,7 +133,7 @@ def shared_bytes(kind: str, config: tuple) -> int:
     """Dynamic shared memory a block of this configuration asks for at launch (v8's and v9's
     stages of A's and B's tiles, 2-byte values; v9's 1 KB more, to start them on a 1024-byte
     boundary, as the 128-byte swizzle needs); the other rungs' is static (0 here)."""
-    if kind not in ("v8", "v9"):
+    if "S" not in PARAMS[kind]:  # the rungs with stages (v8, v9)
         return 0
     p = named(kind, config)
     return p["S"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + (1024 if kind == "v9" else 0)

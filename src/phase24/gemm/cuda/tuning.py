@@ -17,10 +17,10 @@ import torch
 from phase24.core import tuned
 from phase24.core.dtypes import TAG
 from phase24.gemm.cuda import launchers as ci
-from phase24.gemm.cuda.configs import compiled_for
+from phase24.gemm.cuda.configs import TUNABLE, compiled_for
 
 TABLE = ci.TUNED_FILE
-TUNED_KINDS = ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9")
+TUNED_KINDS = TUNABLE
 
 
 def candidates(a: torch.Tensor, b: torch.Tensor, only: list[str] | None = None) -> list[tuple]:
@@ -34,9 +34,9 @@ def candidates(a: torch.Tensor, b: torch.Tensor, only: list[str] | None = None) 
 def table(run: dict) -> list[dict]:
     """The fastest configuration per (dtype, M, N, K) of a tuning run, as launchers.tuned reads
     it, with each rung's own fastest ("rungs": what cuda-v2 .. cuda-v9 run on that shape), among
-    the configurations the rungs still compile. A
-    run's shape: {"dtype": "float32", "M", "N", "K", "best": {"kind", "config", "us"},
-    "all": [{"kind", "config", "us"} or {"kind", "config", "skipped"}, ...]}."""
+    the configurations the rungs still compile. A run's shape: {"dtype": "float32", "M", "N",
+    "K", "best": {"kind", "config", "us"}, "all": [{"kind", "config", "us"} or {"kind",
+    "config", "skipped"}, ...]}."""
     def compiled(t):  # a configuration a run timed may have left the rung since
         return tuple(t["config"]) in ci.configs(t["kind"])
 
