@@ -12,7 +12,7 @@ from phase24.gemm.args import entry
 from phase24.gemm.cases import plain
 from phase24.gemm.cuda import launchers as ci
 from phase24.gemm.cuda import which
-from phase24.gemm.cuda.configs import PARAMS, compiled_for, configs, kernel_name, tile
+from phase24.gemm.cuda.configs import PARAMS, TUNABLE, compiled_for, configs, kernel_name, tile
 from phase24.gemm.spec import OP
 from phase24.core.cases import Case
 from phase24.harness.check import check_case
@@ -83,8 +83,7 @@ def _tile_cases(kind, config) -> list[Case]:
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("kind,config", [(k, c) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8",
-                                                           "v9") for c in configs(k)], ids=str)
+@pytest.mark.parametrize("kind,config", [(k, c) for k in TUNABLE for c in configs(k)], ids=str)
 def test_every_configuration(kind, config, dtype):
     fn = _forced(kind, config)
     for j, case in enumerate(_tile_cases(kind, config)):
@@ -104,8 +103,7 @@ def test_a_configuration_that_is_not_compiled_is_refused():
 @pytest.mark.parametrize("name", CUDA)
 def test_which_names_the_kernel(name):
     kind = name.removeprefix("cuda").removeprefix("-")
-    dtype = torch.float32 if kind in ("", "naive") or compiled_for(kind, torch.float32) else \
-        torch.bfloat16  # v8, v9: 16-bit types only
+    dtype = torch.float32 if compiled_for(kind, torch.float32) else torch.bfloat16  # v8, v9
     a = torch.randn(300, 200, device="cuda", dtype=dtype)
     b = torch.randn(200, 100, device="cuda", dtype=dtype)
     said = which(a, b, name)
