@@ -55,17 +55,21 @@ def error_name(code: int) -> str:
 
 class DriverLaunch:
     """One launch of a loaded kernel (``function``: its CUfunction in ``context``, as an int),
-    with ``spec`` giving each parameter as (None, scalar) or (which tensor, byte offset)."""
+    with ``spec`` giving each parameter as (None, scalar or structure), (which tensor, byte
+    offset) or (which tensor, fn(its address) -> a structure to pass: a TMA tensor map)."""
 
     def __init__(self, name: str, index: int, context: int, function: int, grid: int, block: int,
                  spec: tuple, shared: int, sync: bool = False):
         self.name, self.index, self.context, self.function = name, index, context, function
         self.sync = sync  # PHASE24_SYNC=1: wait for each launch, so an error names its kernel
         self.grid, self.block, self.shared = grid, block, shared
-        self.values, self.pointers = [], []
+        self.values, self.pointers, self.remade = [], [], []
         for which, a in spec:
-            if which is None:
-                self.values.append(CTYPES[type(a)](a))
+            if which is None:  # a scalar, or a structure passed by value as it is
+                self.values.append(a if isinstance(a, ctypes.Structure) else CTYPES[type(a)](a))
+            elif callable(a):  # a value remade from the tensor's address (a TMA tensor map)
+                self.values.append((ctypes.c_uint64 * 16)())
+                self.remade.append((self.values[-1], which, a))
             else:
                 self.values.append(ctypes.c_uint64(0))
                 self.pointers.append((self.values[-1], which, a))
@@ -76,8 +80,9 @@ class DriverLaunch:
 
     def fast(self) -> tuple | None:
         """This launch for bridge/fastcall.py (pointers as (which tensor, byte offset), scalars
-        as (-1, their bytes as an integer)), or None when each launch must be waited for."""
-        if self.sync:
+        as (-1, their bytes as an integer)), or None when each launch must be waited for or a
+        parameter is remade at each call (a TMA tensor map)."""
+        if self.sync or self.remade:
             return None
         params = [(-1, int.from_bytes(bytes(CTYPES[type(a)](a)), "little")) if which is None
                   else (which, a) for which, a in self.spec]
@@ -95,6 +100,9 @@ class DriverLaunch:
             with self.lock:
                 for value, which, offset in self.pointers:
                     value.value = addresses[which] + offset
+                for value, which, remake in self.remade:
+                    made = remake(addresses[which])
+                    ctypes.memmove(value, ctypes.addressof(made), ctypes.sizeof(made))
                 rc = lib.cuLaunchKernel(self.function, self.grid, 1, 1, self.block, 1, 1,
                                         self.shared, stream, self.params, None)
             if self.sync and not rc:

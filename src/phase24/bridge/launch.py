@@ -10,6 +10,7 @@ device's context current for the call, on that device's current torch stream.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
 import threading
@@ -215,7 +216,8 @@ class Kernel:
     ``launch`` takes the grid, the block and the kernel's arguments: CUDA tensors (passed as
     their device address; the launch runs on their device) and NumPy scalars of the C parameter
     type (np.uint64 for other pointers, np.int64 for ``long long``, np.int32 for ``int``,
-    np.float32 for ``float``), whose bytes cuda.core copies into the parameter buffer.
+    np.float32 for ``float``), whose bytes cuda.core copies into the parameter buffer, or a
+    ctypes.Structure passed by value (bridge/tensormap.py's TensorMap), launched by the driver.
     """
 
     def __init__(self, source: str | Path, name: str, arch: str | None = None,
@@ -257,6 +259,14 @@ class Kernel:
         seen = getattr(_recording, "launches", None)
         if seen is not None:
             seen.append((loaded, grid, block, args, shared_bytes))
+        if any(isinstance(a, ctypes.Structure) for a in args):  # e.g. a TMA tensor map, which
+            # cuda.core does not pack: the driver copies its bytes into the parameters
+            import torch
+
+            launch = loaded.driver_launch(grid, block, tuple((None, a) for a in pointers),
+                                          shared_bytes)
+            launch([], torch._C._cuda_getCurrentRawStream(loaded.index))
+            return
         loaded.launch(grid, block, pointers, shared_bytes)
 
     def set_attribute(self, name: str, value: int) -> None:

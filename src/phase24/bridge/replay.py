@@ -9,7 +9,8 @@ makes those launches again with the new tensors' addresses, through the driver d
 (driver_launch.py), on the device's current torch stream.
 
 This holds while a launcher's only effects are its launches, its arguments are the tensors it
-was given (or views of them) and numbers, and its choice depends on nothing but the key: after
+was given (or views of them), numbers, or TMA tensor maps of those tensors (remade from the new
+addresses at each replay), and its choice depends on nothing but the key: after
 anything else it reads changes (PHASE24_PORTABLE, a new tuned table), call ``cache_clear()``. A
 launch with any other tensor is not recorded: that key is then run in full at every call. At most
 MAX_KEYS keys are kept (a model whose shapes keep changing starts again from none).
@@ -17,6 +18,7 @@ MAX_KEYS keys are kept (a model whose shapes keep changing starts again from non
 
 from __future__ import annotations
 
+import ctypes
 import threading
 
 from phase24.bridge.fastcall import forget_all
@@ -31,13 +33,21 @@ def _key(fn, tensors) -> tuple:
 
 
 def _steps(seen: list, tensors) -> list | None:
-    """Each recorded launch with its tensor arguments as (which tensor, byte offset) and its other
-    arguments as they were; None if a launch took a tensor that is not one of ``tensors``."""
+    """Each recorded launch with its tensor arguments as (which tensor, byte offset), its tensor
+    maps as (which tensor, how to remake the map at an address) and its other arguments as they
+    were; None if a launch took a tensor, or a map of one, that is not one of ``tensors``."""
     bases = [(t.untyped_storage().data_ptr(), t.data_ptr()) for t in tensors]
     steps = []
     for loaded, grid, block, args, shared in seen:
         spec = []
         for a in args:
+            if isinstance(a, ctypes.Structure):  # a TMA tensor map: remade from its tensor's
+                which = [i for i, (_, address) in enumerate(bases)  # address at each replay
+                         if getattr(a, "address", None) == address]
+                if len(which) != 1:
+                    return None
+                spec.append((which[0], a.remake))
+                continue
             if not hasattr(a, "untyped_storage"):
                 spec.append((None, a))
                 continue
