@@ -5,8 +5,8 @@
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests tests-triton tests-cuda lab sanitize sanitize-new sanitize-triton tune
 #          tune-triton bench profile minigpt planted
-#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v9 tune-gemm-decode bench-gemm
-#          bench-gemm-rungs profile-gemm
+#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v9 tune-gemm-v10 tune-gemm-decode
+#          bench-gemm bench-gemm-rungs profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
@@ -17,11 +17,12 @@
 #   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
 #          GEMM ladders' tables, copied into src/ for the bench steps after it), tune-gemm-v9
 #          (v9 in bfloat16, every other entry kept from results/h200/gemm/tune-cuda-v8.json),
+#          tune-gemm-v10 (v10 in bfloat16, the rest from results/h200/gemm/tune-cuda-v9.json),
 #          tune-gemm-decode (the Triton table's decode shapes, the rest from
 #          results/h200/gemm/tune-triton.json),
-#          bench-gemm (cublas, cuda, cuda-v8, cuda-v9, triton), bench-gemm-rungs (every implementation on
+#          bench-gemm (cublas, cuda, cuda-v8, cuda-v9, cuda-v10, triton), bench-gemm-rungs (every implementation on
 #          4096^3 and two decode shapes), profile-gemm (Nsight Compute: the naive rung, v2, v3,
-#          v7 and cuBLAS in float32, v8 and cuBLAS in bfloat16, at 4096^3).
+#          v7 and cuBLAS in float32, v8, v9, v10 and cuBLAS in bfloat16, at 4096^3).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
 #   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
@@ -49,7 +50,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-tr
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200 [tune-gemm-v10]=200
                         [profile-gemm]=300 [profile-gemm-bf16]=120
                         [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
@@ -159,16 +160,19 @@ for s in $steps; do
     tune-gemm-v9) step tune-gemm-v9 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v9.json" \
                   --only v9 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v8.json
               cp "$out/tune-gemm-cuda-v9_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
+    tune-gemm-v10) step tune-gemm-v10 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v10.json" \
+                  --only v10 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v9.json
+              cp "$out/tune-gemm-cuda-v10_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
     tune-gemm-decode) step tune-gemm-decode "$py" scripts/tune.py gemm triton \
                   "$out/tune-gemm-triton-decode.json" --few-only \
                   --rest-from results/h200/gemm/tune-triton.json
               cp "$out/tune-gemm-triton-decode_best.json" src/phase24/gemm/triton/triton_configs.json ;;
-    bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 cuda-v9 triton \
-                  --out "$out/gemm" ;;
+    bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 cuda-v9 \
+                  cuda-v10 triton --out "$out/gemm" ;;
     profile-gemm) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
                   --out "$out/gemm-profiles"
-              step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cublas \
-                  --shape 4096x4096x4096 --dtype bfloat16 --out "$out/gemm-profiles" ;;
+              step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v9 \
+                  cuda-v10 cublas --shape 4096x4096x4096 --dtype bfloat16 --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
     *)        echo "unknown step $s"; status=1 ;;

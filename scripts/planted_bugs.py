@@ -151,7 +151,7 @@ BUGS = [
          "the_profiler",), True),
     Bug("gemm-v8-unaligned-rows", "v8 runs cp.async on rows that are not 16-byte aligned",
         "src/phase24/gemm/cuda/launchers.py",
-        'CP_ASYNC_KINDS = ("v8", "v9")', 'CP_ASYNC_KINDS = ("v9",)',
+        'CP_ASYNC_KINDS = ("v8", "v9", "v10")', 'CP_ASYNC_KINDS = ("v9", "v10")',
         ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v8-"
          "torch.bfloat16]",), True),
     Bug("gemm-replay-keeps-its-stream", "a replayed launch goes on the stream of the first replay, "
@@ -185,9 +185,19 @@ BUGS = [
         False),
     Bug("gemm-v9-unaligned-rows", "v9 runs cp.async on rows that are not 16-byte aligned",
         "src/phase24/gemm/cuda/launchers.py",
-        'CP_ASYNC_KINDS = ("v8", "v9")', 'CP_ASYNC_KINDS = ("v8",)',
+        'CP_ASYNC_KINDS = ("v8", "v9", "v10")', 'CP_ASYNC_KINDS = ("v8", "v10")',
         ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v9-"
          "torch.bfloat16]",), True),
+    Bug("gemm-v10-unaligned-rows", "v10 asks for tensor maps of rows that are not 16-byte "
+        "aligned", "src/phase24/gemm/cuda/launchers.py",
+        'CP_ASYNC_KINDS = ("v8", "v9", "v10")', 'CP_ASYNC_KINDS = ("v8", "v9")',
+        ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v10-"
+         "torch.bfloat16]",), True),
+    Bug("gemm-v10-a-box-a-row-down", "v10's producer asks for A's box one row below the tile",
+        "src/phase24/gemm/cuda/v10_tma_producer.cu",
+        "tma_load(a_tile(st), ta, bar, step * BK, row0);",
+        "tma_load(a_tile(st), ta, bar, step * BK, row0 + 1);",
+        ("tests/test_gemm_cuda_gpu.py::test_every_case[cuda-v10-torch.bfloat16]",), True),
 ]
 
 

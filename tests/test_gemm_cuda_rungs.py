@@ -1,5 +1,5 @@
 """The CUDA C GEMM ladder without a GPU: every rung compiles for Ampere, Ada and Hopper (and to
-the portable PTX) with no spills, but the Hopper-only ones (v9), which compile for sm_90a alone
+the portable PTX) with no spills, but the Hopper-only ones (v9, v10), which compile for sm_90a alone
 (no wgmma serialised) and are refused elsewhere in one line; the kernels each file compiles are
 exactly those its configuration table in phase24/gemm/cuda/configs.py names; every file keeps the
 ladder's header discipline; the launchers' choices and the tuned table's format, v9's refusal
@@ -36,7 +36,7 @@ def test_every_rung_file_is_built_and_named():
     assert sorted(p.name for p in SOURCE_DIR.glob("v*.cu")) == RUNG_FILES
     assert {(p.name, t) for p, t in build_jobs(ARCHS)} == {
         (f, t) for f in RUNG_FILES for t in ARCHS if t == "sm_90a" or f not in HOPPER_ONLY}
-    assert HOPPER_ONLY == {FILES[k] for k in HOPPER_KINDS} == {"v9_wgmma.cu"}
+    assert HOPPER_ONLY == {FILES[k] for k in HOPPER_KINDS} == {"v9_wgmma.cu", "v10_tma_producer.cu"}
     names = {f"cuda-v{k[1:]}" if k != "v0" else "cuda-naive" for k in FILES} | {"cuda"}
     assert set(IMPLEMENTATIONS) == names
 
@@ -216,7 +216,8 @@ def test_v8_asks_for_its_stages_and_is_refused_where_they_do_not_fit(monkeypatch
 
     assert shared_bytes("v8", (128, 128, 32, 64, 64, 3, 8)) == 3 * 256 * 32 * 2
     assert max(shared_bytes("v8", c) for c in configs("v8")) == 3 * 384 * 64 * 2  # 144 KB
-    assert all(shared_bytes(k, c) == 0 for k in FILES if k not in ("v8", "v9") for c in configs(k))
+    assert all(shared_bytes(k, c) == 0 for k in FILES if k not in ("v8", "v9", "v10")
+               for c in configs(k))
     monkeypatch.setattr(launchers, "gpu", lambda device=None: launch.Gpu(
         0, "an Ada GPU", (8, 9), 128, 99 * 1024))
     monkeypatch.setattr(launchers, "_kernel", lambda source, name: pytest.fail("launched"))
@@ -265,10 +266,12 @@ def test_v9_asks_for_its_stages_and_a_1024_byte_boundary():
     assert configs("v9")[0][:2] == (128, 128)  # the untuned choice on large shapes
 
 
+@pytest.mark.parametrize("kind", ["v9", "v10"])
 @pytest.mark.parametrize("capability,portable", [((8, 0), "0"), ((8, 9), "0"), ((9, 0), "1")])
-def test_v9_is_refused_off_hopper_in_one_line(monkeypatch, capability, portable):
+def test_hopper_rungs_are_refused_off_hopper_in_one_line(monkeypatch, capability, portable, kind):
     """An Ampere or Ada GPU, or a Hopper one running the portable PTX: one line saying where v9
-    runs and what runs here, no launch; and `cuda` ignores a tuned table's v9 there."""
+    and v10 run and what runs here, no launch; and `cuda` ignores a tuned table's v9 or v10
+    there."""
     from phase24.gemm.args import GemmArgumentError
 
     monkeypatch.setenv("PHASE24_PORTABLE", portable)
@@ -276,10 +279,10 @@ def test_v9_is_refused_off_hopper_in_one_line(monkeypatch, capability, portable)
     monkeypatch.setattr(launchers, "_kernel", lambda source, name: pytest.fail("launched"))
     a, b, c = _bf16(256, 256, 64)
     with pytest.raises(GemmArgumentError, match=r"Hopper only .* use cuda-v8") as err:
-        launchers.gemm_v9(a, b, c)
+        launchers.KINDS[kind](a, b, c)
     assert "\n" not in str(err.value)
     monkeypatch.setattr(launchers, "tuned", lambda name: {
-        ("bf16", 256, 256, 64): ("v9", configs("v9")[0], {"v9": configs("v9")[0]})})
+        ("bf16", 256, 256, 64): (kind, configs(kind)[0], {kind: configs(kind)[0]})})
     assert launchers.tuned_hit(a, b) is None
 
 
@@ -315,3 +318,68 @@ def test_cuda_keeps_v8_untuned_on_hopper(monkeypatch):
         ("bf16", 256, 256, 64): ("v9", config, {"v9": config})})
     launchers.gemm_best(a, b, c)
     assert seen[-1][0] == kernel_name("v9", config, torch.bfloat16)
+
+
+# ---- v10 (TMA, a producer warpgroup): Hopper only ------------------------------------------------
+
+def test_v10_asks_for_its_stages_and_a_producer_warpgroup():
+    from phase24.gemm.cuda.configs import shared_bytes
+
+    assert shared_bytes("v10", (128, 256, 64, 4, 8)) == 4 * 384 * 64 * 2 + 1024
+    assert max(shared_bytes("v10", c) for c in configs("v10")) <= 227 * 1024
+    assert all(threads("v10", c) == (c[0] // 64 + 1) * 128 for c in configs("v10"))
+
+
+def test_v10_launches_with_tensor_maps_of_its_boxes_and_pads_unaligned_rows(monkeypatch):
+    """v10's kernel takes a map of A in boxes of a tile's rows x 64 values of K and a map of B
+    in boxes of 64 x 64, in place of their addresses; rows off 16 bytes are padded first."""
+    monkeypatch.delenv("PHASE24_PORTABLE", raising=False)
+    _gpu(monkeypatch, *HOPPER)
+    seen, maps = [], []
+    monkeypatch.setattr(launchers, "_kernel", lambda source, name: FakeKernel(name, seen))
+    monkeypatch.setattr(launchers, "tiled_128b", lambda t, cols, rows: maps.append(
+        (tuple(t.shape), cols, rows)) or t)
+    config = (128, 256, 64, 4, 8)
+    a, b, c = _bf16(300, 520, 128)
+    launchers.gemm_v10(a, b, c, config=config)
+    shared = 4 * 384 * 128 + 1024
+    assert seen == [("attribute", "MAX_DYNAMIC_SHARED_SIZE_BYTES", shared),
+                    (kernel_name("v10", config, torch.bfloat16), 3 * 3, 384, shared, (300, 128),
+                     (128, 520))]
+    assert maps == [((300, 128), 64, 128), ((128, 520), 64, 64)]
+    maps.clear()
+    a, b, c = _bf16(5, 7, 33)  # rows of 66 and 14 bytes: copies padded to K = 40, N = 8
+    launchers.gemm_v10(a, b, c, config=(64, 128, 64, 8, 8))
+    assert maps == [((5, 40), 64, 64), ((40, 8), 64, 64)] and seen[-1][2] == 256
+
+
+def test_a_replayed_launch_remakes_its_tensor_maps_from_the_new_addresses():
+    """A tensor map holds its tensor's address: a replay with new tensors remakes each map from
+    the new address (a replay of the old map would read the old tensors); a map of a tensor that
+    is not one of the call's is not replayed at all."""
+    from phase24.bridge.driver_launch import DriverLaunch
+    from phase24.bridge.replay import _steps
+    from phase24.bridge.tensormap import TensorMap
+
+    class Loaded:
+        def driver_launch(self, grid, block, spec, shared):
+            return DriverLaunch("k", 0, 0, 0, grid, block, spec, shared)
+
+    t, other = torch.zeros(4, 4), torch.zeros(4, 4)
+    made = []
+
+    def remake(address):
+        made.append(address)
+        m = TensorMap()
+        m.opaque[0] = address
+        return m
+
+    for tensor, replayed in ((t, True), (other, False)):
+        m = TensorMap()
+        m.address, m.remake = tensor.data_ptr(), remake
+        steps = _steps([(Loaded(), 1, 128, (m, t), 0)], [t])
+        assert (steps is not None) == replayed
+    (step,) = _steps([(Loaded(), 1, 128, (m, other), 0)], [other])
+    assert step.remade and step.fast() is None  # the C++ path never replays a stale map
+    value, which, fn = step.remade[0]
+    assert which == 0 and fn is remake

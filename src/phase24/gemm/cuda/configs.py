@@ -27,6 +27,7 @@ FILES = {
     "v7": "v7_prefetch.cu",
     "v8": "v8_mma.cu",
     "v9": "v9_wgmma.cu",
+    "v10": "v10_tma_producer.cu",
 }
 
 # Each rung's configuration parameters, in the order of its instance lines; a kernel's name
@@ -41,6 +42,7 @@ PARAMS = {
     "v7": ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "G"),
     "v8": ("BM", "BN", "BK", "WM", "WN", "S", "G"),
     "v9": ("BM", "BN", "BK", "S", "G"),
+    "v10": ("BM", "BN", "BK", "S", "G"),
 }
 
 # Each rung's configurations, built for every dtype, largest tile first (v7, v8, v9: their
@@ -62,15 +64,17 @@ CONFIGS = {
            (128, 128, 32, 64, 32, 3, 8), (128, 64, 32, 64, 32, 4, 8), (64, 64, 32, 32, 32, 4, 8)],
     "v9": [(128, 128, 64, 4, 8), (128, 128, 64, 6, 8), (128, 256, 64, 4, 8), (128, 128, 64, 3, 8),
            (128, 64, 64, 4, 8)],
+    "v10": [(128, 256, 64, 4, 8), (128, 256, 64, 3, 8), (128, 128, 64, 6, 8), (64, 256, 64, 5, 8),
+            (64, 128, 64, 8, 8)],
 }
 
 # The Tensor Core rungs compile float16 and bfloat16 kernels only (float32 is the SIMT rungs').
-SIXTEEN_BIT_ONLY = {"v8", "v9"}
+SIXTEEN_BIT_ONLY = {"v8", "v9", "v10"}
 
-# The rungs built for sm_90a alone (wgmma is Hopper's): `phase24 build` skips their files for
+# The rungs built for sm_90a alone (wgmma and TMA are Hopper's): `phase24 build` skips their files for
 # Ampere and Ada, where nvcc refuses them with one line, and their launchers refuse to run on any
 # GPU whose build is not sm_90a's (launchers.runs_here).
-HOPPER_KINDS = {"v9"}
+HOPPER_KINDS = {"v9", "v10"}
 
 # The rungs with a table of configurations (v2 on): what the tuner times and the sanitizer forces.
 TUNABLE = tuple(kind for kind, params in PARAMS.items() if params)
@@ -80,7 +84,7 @@ FIXED_TILES = {"v0": (32, 8), "v1": (8, 32)}
 
 
 def source(kind: str) -> str:
-    """The file of rung `kind` ('v0' .. 'v9'), in this folder."""
+    """The file of rung `kind` ('v0' .. 'v10'), in this folder."""
     return FILES[kind]
 
 
@@ -126,17 +130,19 @@ def threads(kind: str, config: tuple) -> int:
         return p["BM"] * p["BN"] // (p["TM"] * p["TN"])
     if kind == "v9":  # a warpgroup (128 threads) per 64 rows of the tile
         return p["BM"] // 64 * 128
+    if kind == "v10":  # the same, and the producer's warpgroup
+        return (p["BM"] // 64 + 1) * 128
     return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
 
 
 def shared_bytes(kind: str, config: tuple) -> int:
-    """Dynamic shared memory a block of this configuration asks for at launch (v8's and v9's
-    stages of A's and B's tiles, 2-byte values; v9's 1 KB more, to start them on a 1024-byte
-    boundary, as the 128-byte swizzle needs); the other rungs' is static (0 here)."""
-    if "S" not in PARAMS[kind]:  # the rungs with stages (v8, v9)
+    """Dynamic shared memory a block of this configuration asks for at launch (the stages of A's
+    and B's tiles of v8, v9 and v10, 2-byte values; the Hopper rungs' 1 KB more, to start them on
+    a 1024-byte boundary, as the 128-byte swizzle needs); the other rungs' is static (0 here)."""
+    if "S" not in PARAMS[kind]:  # the rungs with stages (v8, v9, v10)
         return 0
     p = named(kind, config)
-    return p["S"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + (1024 if kind == "v9" else 0)
+    return p["S"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + (1024 if kind in HOPPER_KINDS else 0)
 
 
 def blocks(kind: str, config: tuple, m: int, n: int) -> int:

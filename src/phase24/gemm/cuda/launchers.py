@@ -1,12 +1,13 @@
-"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v9, one per rung, and gemm_best (`cuda`).
+"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v10, one per rung, and gemm_best (`cuda`).
 
 Each launcher is a tile kernel of gemm/args.py, ``fn(a, b, c)``: a (M, K) and b (K, N) row-major
 and contiguous, c the contiguous (M, N) output, one dtype. It picks the rung's kernel instance
 (dtype and compile-time configuration, from configs.py's table) and launches one block per tile
 of C on a one-dimensional grid. A rung with several configurations takes a caller's, else the
 tuned table's for the shape (tuned_configs.json, to be written by the offline tuner on one GPU),
-else its own choice (``choose``). The Hopper-only rungs (configs.HOPPER_KINDS: v9) refuse, in one
-line, a GPU whose build is not sm_90a's.
+else its own choice (``choose``). The Hopper-only rungs (configs.HOPPER_KINDS: v9, v10) refuse, in
+one line, a GPU whose build is not sm_90a's. v10's kernels take TMA tensor maps of a and b
+(bridge/tensormap.py) in place of their addresses.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import torch
 
 from phase24.bridge.launch import Kernel, gpu, load_kernel
+from phase24.bridge.tensormap import tiled_128b
 from phase24.core import tuned as tuned_tables
 from phase24.core.dtypes import TAG
 from phase24.gemm.args import GemmArgumentError
@@ -27,7 +29,8 @@ from phase24.gemm.cuda.configs import (HOPPER_KINDS, blocks, compiled_for, confi
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
 MAX_SIZE = 2**31 - 1  # M, N and K are C ints in the kernels' ABI (offsets are 64-bit)
-CP_ASYNC_KINDS = ("v8", "v9")  # rungs whose 16-byte cp.async copies need rows of 16 bytes
+CP_ASYNC_KINDS = ("v8", "v9", "v10")  # rungs whose copies (cp.async, TMA) need rows of 16 bytes
+TMA_KINDS = ("v10",)  # rungs whose kernels take tensor maps of a and b
 
 
 @lru_cache(maxsize=None)
@@ -53,8 +56,22 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
     kernel = _kernel(source(kind), kernel_name(kind, config, a.dtype))
     if shared > 48 * 1024:  # beyond 48 KB a kernel must ask for it
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shared)
+    if kind in TMA_KINDS:
+        return launch_tma(kernel, tile(kind, config), threads(kind, config), a, b, c, shared)
     launch_tiles(kernel, tile(kind, config), threads(kind, config), a, b, c, f"cuda-{kind}",
                  shared)
+
+
+def launch_tma(kernel, tile_mn: tuple[int, int], block: int, a, b, c, shared: int) -> None:
+    """One block per tile of C, as launch_tiles, with a's map in boxes of a tile's rows x 64
+    values of K and b's in boxes of 64 rows of K x 64 columns (the kernel's stages)."""
+    (m, k), n = a.shape, b.shape[1]
+    rows, cols = tile_mn
+    grid = -(-m // rows) * -(-n // cols)
+    if grid > MAX_GRID:
+        raise GemmArgumentError(f"cuda-v10: {m} x {n} needs {grid} tiles, more than a grid holds")
+    kernel.launch(grid, block, tiled_128b(a, 64, rows), tiled_128b(b, 64, 64), c, np.int32(m),
+                  np.int32(n), np.int32(k), shared_bytes=shared)
 
 
 def runs_here(kind: str, device=None) -> bool:
@@ -146,10 +163,11 @@ def _tunable(kind: str):
     return launcher
 
 
-gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8, gemm_v9 = (
-    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"))
+gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8, gemm_v9, gemm_v10 = (
+    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"))
 KINDS = {"v0": gemm_v0, "v1": gemm_v1, "v2": gemm_v2, "v3": gemm_v3, "v4": gemm_v4,
-         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7, "v8": gemm_v8, "v9": gemm_v9}
+         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7, "v8": gemm_v8, "v9": gemm_v9,
+         "v10": gemm_v10}
 
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
@@ -181,15 +199,15 @@ def tuned_entry(a, b) -> tuple:
 
 def tuned_hit(a, b) -> tuple | None:
     """(rung, configuration) of the tuned table of a's GPU for this shape and dtype, or None
-    (also where the table's rung does not run here: v9 under PHASE24_PORTABLE=1)."""
+    (also where the table's rung does not run here: v9 or v10 under PHASE24_PORTABLE=1)."""
     kind, config, _ = tuned_entry(a, b)
     return (kind, config) if kind in KINDS and config in configs(kind) and \
         compiled_for(kind, a.dtype) and runs_here(kind, a.device) else None
 
 
 def gemm_best(a, b, c):
-    """The tuned table's rung and configuration for the shape (v9, wgmma, where it measured
-    fastest on a Hopper GPU), else v8 (Tensor Cores, every GPU) for float16 and bfloat16 and v7
+    """The tuned table's rung and configuration for the shape (v9 or v10, wgmma, where one
+    measured fastest on a Hopper GPU), else v8 (Tensor Cores, every GPU) for float16 and bfloat16 and v7
     (warp tiles, prefetched loads, grouped order) for float32, with their own choice of tile
     (``choose``). On the H200 v8 ran every bfloat16 shape of the benchmark 4 to 8 times faster
     than v7 (results/h200/gemm/bench-d722391.log)."""
@@ -211,5 +229,6 @@ RUNGS = {
     "cuda-v7": gemm_v7,
     "cuda-v8": gemm_v8,
     "cuda-v9": gemm_v9,
+    "cuda-v10": gemm_v10,
     "cuda": gemm_best,
 }

@@ -1,11 +1,11 @@
 """What the offline tuner times for the CUDA C GEMM ladder, and the table it writes.
 
-Candidates for a shape: every configuration of every rung from shared-memory tiling on (v2 .. v9;
+Candidates for a shape: every configuration of every rung from shared-memory tiling on (v2 .. v10;
 the naive and coalesced rungs are never the fastest on a shape worth a table). The table keeps
 the fastest per (dtype, M, N, K) of the benchmark's shapes: launchers.tuned reads it, for the GPU
 it was measured on. Until a run on that GPU writes it, tuned_configs.json has no entries and
-``cuda`` runs launchers.gemm_best's heuristic. v9 (Hopper only) is a candidate everywhere; on
-another GPU its launcher refuses, and the tuner records each of its configurations as refused.
+``cuda`` runs launchers.gemm_best's heuristic. v9 and v10 (Hopper only) are candidates everywhere;
+on another GPU their launchers refuse, and the tuner records each configuration as refused.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def candidates(a: torch.Tensor, b: torch.Tensor, only: list[str] | None = None) 
 
 def table(run: dict) -> list[dict]:
     """The fastest configuration per (dtype, M, N, K) of a tuning run, as launchers.tuned reads
-    it, with each rung's own fastest ("rungs": what cuda-v2 .. cuda-v9 run on that shape), among
+    it, with each rung's own fastest ("rungs": what cuda-v2 .. cuda-v10 run on that shape), among
     the configurations the rungs still compile. A run's shape: {"dtype": "float32", "M", "N",
     "K", "best": {"kind", "config", "us"}, "all": [{"kind", "config", "us"} or {"kind",
     "config", "skipped"}, ...]}."""
