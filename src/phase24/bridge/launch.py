@@ -217,8 +217,7 @@ class Kernel:
     their device address; the launch runs on their device) and NumPy scalars of the C parameter
     type (np.uint64 for other pointers, np.int64 for ``long long``, np.int32 for ``int``,
     np.float32 for ``float``), whose bytes cuda.core copies into the parameter buffer, or a
-    ctypes.Structure passed by value (bridge/tensormap.py's TensorMap), launched by the driver.
-    """
+    ctypes.Structure passed by value (tensormap.py's TensorMap), launched by the driver."""
 
     def __init__(self, source: str | Path, name: str, arch: str | None = None,
                  flags: tuple[str, ...] = ()):
@@ -259,15 +258,12 @@ class Kernel:
         seen = getattr(_recording, "launches", None)
         if seen is not None:
             seen.append((loaded, grid, block, args, shared_bytes))
-        if any(isinstance(a, ctypes.Structure) for a in args):  # e.g. a TMA tensor map, which
-            # cuda.core does not pack: the driver copies its bytes into the parameters
-            import torch
+        if not any(isinstance(a, ctypes.Structure) for a in args):
+            return loaded.launch(grid, block, pointers, shared_bytes)
+        import torch  # a TMA tensor map, which cuda.core does not pack: through the driver
 
-            launch = loaded.driver_launch(grid, block, tuple((None, a) for a in pointers),
-                                          shared_bytes)
-            launch([], torch._C._cuda_getCurrentRawStream(loaded.index))
-            return
-        loaded.launch(grid, block, pointers, shared_bytes)
+        loaded.driver_launch(grid, block, tuple((None, a) for a in pointers), shared_bytes)(
+            [], torch._C._cuda_getCurrentRawStream(loaded.index))
 
     def set_attribute(self, name: str, value: int) -> None:
         """Set a CUfunction attribute on every device, now and on any that loads the kernel

@@ -1,5 +1,6 @@
 // Which tile of C a block computes: block i of the one-dimensional grid takes tile i in row-major
-// order of tiles, so consecutive blocks share a row panel of A (and read it from L2, not DRAM).
+// order of tiles, so consecutive blocks share a row panel of A (and read it from L2, not DRAM);
+// from v7 on, in the grouped order, so that the blocks running at once share panels of A and B.
 // The grid may have up to 2^31 - 1 blocks; the first row and column of the tile are 64-bit
 // numbers (rows x columns of C may pass 2^31).
 #pragma once
@@ -14,4 +15,15 @@ __device__ __forceinline__ BlockTile block_tile(int N) {
     const long long tiles_n = (N + BN - 1) / BN;
     const long long i = blockIdx.x;
     return {(i / tiles_n) * BM, (i % tiles_n) * BN};
+}
+
+// Block blockIdx.x's tile in the grouped order (v7 on): GROUP rows of tiles, walked column by
+// column within the group (the last group may have fewer rows).
+template <int BM, int BN, int GROUP>
+__device__ __forceinline__ BlockTile grouped_tile(int M, int N) {
+    const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const long long i = blockIdx.x, per_group = GROUP * tiles_n;
+    const long long first = (i / per_group) * GROUP;
+    const long long rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
+    return {(first + (i % per_group) % rows) * BM, ((i % per_group) / rows) * BN};
 }

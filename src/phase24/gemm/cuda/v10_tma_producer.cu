@@ -21,6 +21,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "block_tile.cuh"
 #include "sw128.cuh"
 #include "tma.cuh"
 #include "vec16.cuh"
@@ -48,12 +49,8 @@ __device__ void tma_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T* c, int
     const uint32_t base = (smem_addr(smem) + 1023) & ~1023u;
     auto a_tile = [&](int st) { return base + st * A_BYTES; };
     auto b_tile = [&](int st) { return base + STAGES * A_BYTES + st * B_BYTES; };
-    // The tile of C: GROUP rows of tiles walked column by column (v7's order).
-    const long long tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
-    const long long per_group = GROUP * tiles_n, first = (blockIdx.x / per_group) * GROUP;
-    const long long rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    const int row0 = (first + (blockIdx.x % per_group) % rows) * BM;
-    const int col0 = ((blockIdx.x % per_group) / rows) * BN;
+    const BlockTile tile = grouped_tile<BM, BN, GROUP>(M, N);  // v7's order
+    const int row0 = tile.row0, col0 = tile.col0;  // below 2^31: TMA's coordinates are ints
     const int steps = (K + BK - 1) / BK;
 
     if (threadIdx.x == 0) {
@@ -106,20 +103,7 @@ __device__ void tma_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T* c, int
     wgmma_wait<0>();
     hold(acc);
 
-    // Thread t of the consumer holds, per 8 columns, 2 values of 2 rows (sw128::acc_row, acc_col).
-    const int t = threadIdx.x % 128;
-    const bool vec_c = reinterpret_cast<uintptr_t>(c) % 4 == 0 && N % 2 == 0;
-#pragma unroll
-    for (int i = 0; i < BN / 2; i += 2) {
-        const long long row = row0 + cw * 64 + sw128::acc_row(t, i);
-        const long long col = col0 + sw128::acc_col(t, i);
-        if (row >= M || col >= N) continue;
-        T* p = c + row * N + col;
-        if (vec_c && col + 1 < N)  // both values in one 4-byte store
-            *reinterpret_cast<uint32_t*>(p) = pack2(acc[i], acc[i + 1], (T*)nullptr);
-        else
-            for (int q = 0; q < 2 && col + q < N; ++q) p[q] = from_float<T>(acc[i + q]);
-    }
+    store_acc<BN>(acc, c, row0 + cw * 64, col0, M, N);
 }
 // --8<-- [end:kernel]
 

@@ -16,21 +16,10 @@
 // Limit: the loads still pass through registers (cp.async would copy global to shared memory
 // directly, with no registers and no second instruction per value), and the FFMA pipe is the
 // ceiling of every SIMT rung: the Tensor Cores are the next issue's ladder.
+#include "block_tile.cuh"
 #include "export.cuh"
 #include "tiles16.cuh"
 #include "vec16.cuh"
-
-// Tile (row0, col0) of block blockIdx.x in the grouped order: GROUP rows of tiles, column by
-// column within the group (the last group may have fewer rows).
-template <int BM, int BN, int GROUP>
-__device__ __forceinline__ void grouped_tile(int M, int N, long long& row0, long long& col0) {
-    const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const long long i = blockIdx.x, per_group = GROUP * tiles_n;
-    const long long first = (i / per_group) * GROUP;
-    const long long rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    row0 = (first + (i % per_group) % rows) * BM;
-    col0 = ((i % per_group) / rows) * BN;
-}
 
 // --8<-- [start:kernel]
 template <typename T, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int GROUP>
@@ -43,8 +32,8 @@ __device__ void prefetching_gemm(const T* a, const T* b, T* c, int M, int N, int
                   TM % 4 == 0 && TN % 4 == 0 && BK % V == 0 && BN % V == 0, "tiles as in v6");
     __shared__ __align__(16) float as[2][BK][BM];  // two stages; A transposed as in v5, v6
     __shared__ __align__(16) float bs[2][BK][BN];
-    long long row0, col0;
-    grouped_tile<BM, BN, GROUP>(M, N, row0, col0);
+    const BlockTile tile = grouped_tile<BM, BN, GROUP>(M, N);
+    const long long row0 = tile.row0, col0 = tile.col0;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int tm0 = (warp / (BN / WN)) * WM + (lane / LN) * TM;
     const int tn0 = (warp % (BN / WN)) * WN + (lane % LN) * TN;

@@ -25,6 +25,7 @@
 
 #include <type_traits>
 
+#include "block_tile.cuh"
 #include "export.cuh"
 #include "vec16.cuh"
 
@@ -87,12 +88,8 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
     extern __shared__ __align__(128) unsigned char smem[];  // STAGES tiles of A, then of B
     T* as = reinterpret_cast<T*>(smem);                     // as[stage][BM][BK]
     T* bs = as + STAGES * BM * BK;                          // bs[stage][BK][BN]
-    // The tile of C: GROUP rows of tiles walked column by column (v7's order).
-    const long long tiles_n = (N + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
-    const long long per_group = GROUP * tiles_n, first = (blockIdx.x / per_group) * GROUP;
-    const long long rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    const long long row0 = (first + (blockIdx.x % per_group) % rows) * BM;
-    const long long col0 = ((blockIdx.x % per_group) / rows) * BN;
+    const BlockTile tile = grouped_tile<BM, BN, GROUP>(M, N);  // v7's order
+    const long long row0 = tile.row0, col0 = tile.col0;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wm0 = (warp / (BN / WN)) * WM, wn0 = (warp % (BN / WN)) * WN;
     const int steps = (K + BK - 1) / BK;

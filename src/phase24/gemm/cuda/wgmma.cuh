@@ -1,6 +1,7 @@
-// The warpgroup's asynchronous Tensor Core instructions (v9; sm_90a only): wgmma.mma_async with
-// both operands read from shared memory through descriptors (sw128.cuh), and the fence, commit
-// and wait that order it (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate").
+// The warpgroup's asynchronous Tensor Core instructions (v9, v10; sm_90a only): wgmma.mma_async
+// with both operands read from shared memory through descriptors (sw128.cuh), the fence, commit
+// and wait that order it (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"),
+// and the store of its float32 accumulator into C.
 // A warpgroup is 4 consecutive warps (128 threads); all of them issue each of these together.
 #pragma once
 #include <cuda_bf16.h>
@@ -8,6 +9,9 @@
 #include <stdint.h>
 
 #include <type_traits>
+
+#include "sw128.cuh"
+#include "vec16.cuh"
 
 // The accumulator's N / 2 registers as the instruction lists them ({%0, ..., %N/2-1}) and as the
 // asm statement binds them (each read and written: "+f").
@@ -82,4 +86,25 @@ template <int R>
 __device__ __forceinline__ void hold(float (&d)[R]) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Rows row0 .. row0 + 63 and columns col0 .. col0 + N - 1 of C (M x ldc, row-major) from the
+// m64nN accumulator of this warpgroup (thread t holds, per 8 columns, 2 values of 2 rows:
+// sw128::acc_row, acc_col), rounded to T; nothing outside C; both values of a pair in one 4-byte
+// store where C's rows allow it.
+template <int N, typename T>
+__device__ __forceinline__ void store_acc(const float (&acc)[N / 2], T* c, long long row0,
+                                          long long col0, int M, int ldc) {
+    const int t = threadIdx.x % 128;
+    const bool vec_c = reinterpret_cast<uintptr_t>(c) % 4 == 0 && ldc % 2 == 0;
+#pragma unroll
+    for (int i = 0; i < N / 2; i += 2) {
+        const long long row = row0 + sw128::acc_row(t, i), col = col0 + sw128::acc_col(t, i);
+        if (row >= M || col >= ldc) continue;
+        T* p = c + row * ldc + col;
+        if (vec_c && col + 1 < ldc)
+            *reinterpret_cast<uint32_t*>(p) = pack2(acc[i], acc[i + 1], (T*)nullptr);
+        else
+            for (int q = 0; q < 2 && col + q < ldc; ++q) p[q] = from_float<T>(acc[i + q]);
+    }
 }
