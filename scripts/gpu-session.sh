@@ -22,7 +22,8 @@
 #          results/h200/gemm/tune-triton.json),
 #          bench-gemm (cublas, cuda, cuda-v8, cuda-v9, cuda-v10, triton), bench-gemm-rungs (every implementation on
 #          4096^3 and two decode shapes), profile-gemm (Nsight Compute: the naive rung, v2, v3,
-#          v7 and cuBLAS in float32, v8, v9, v10 and cuBLAS in bfloat16, at 4096^3).
+#          v7 and cuBLAS in float32, v8, v9, v10 and cuBLAS in bfloat16, at 4096^3; v8, v10 and
+#          cuBLAS in bfloat16 at 8192^3).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
 #   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
@@ -51,7 +52,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-tr
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
                         [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200 [tune-gemm-v10]=200
-                        [profile-gemm]=300 [profile-gemm-bf16]=120
+                        [profile-gemm]=300 [profile-gemm-bf16]=120 [profile-gemm-bf16-8192]=120
                         [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
@@ -172,7 +173,9 @@ for s in $steps; do
     profile-gemm) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
                   --out "$out/gemm-profiles"
               step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v9 \
-                  cuda-v10 cublas --shape 4096x4096x4096 --dtype bfloat16 --out "$out/gemm-profiles" ;;
+                  cuda-v10 cublas --shape 4096x4096x4096 --dtype bfloat16 --out "$out/gemm-profiles"
+              step profile-gemm-bf16-8192 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v10 \
+                  cublas --shape 8192x8192x8192 --dtype bfloat16 --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
     *)        echo "unknown step $s"; status=1 ;;
