@@ -4,8 +4,8 @@
 // memory, asynchronously, into float32 sums held in the warpgroup's registers. float16 and
 // bfloat16 only.
 //
-// Changed from v8: (1) the instruction: v8's warps issue m16n8k16 mma.sync, 4096 products each,
-// and wait for each; a warpgroup's m64nNk16 wgmma computes 64 x 256 x 16 = 262144 products in
+// Changed from v8: (1) the instruction: v8's warps issue m16n8k16 mma.sync, 2048 multiply-adds each,
+// and wait for each; a warpgroup's m64nNk16 wgmma computes 64 x 256 x 16 = 262144 multiply-adds in
 // one issue and runs while the threads go on (issue, commit, wait for the group before last);
 // (2) the operands: no ldmatrix and no fragments in registers; wgmma reads A's and B's tiles where
 // the copies left them, described by two 64-bit descriptors (start, strides, swizzle); (3) the
