@@ -66,15 +66,12 @@ def encoded(address: int, rows: int, cols: int, row_bytes: int, dtype: torch.dty
     ctypes.memmove(ctypes.addressof(out), aligned, 128)
     # What a replay needs to make the same map for another tensor of the same layout.
     out.address = address
-    out.remake = functools.partial(_at, layout=key[1:])
+    out.remake = functools.partial(encoded, rows=rows, cols=cols, row_bytes=row_bytes,
+                                   dtype=dtype, box_cols=box_cols, box_rows=box_rows)
     if len(_maps) >= MAX_MAPS:
         _maps.clear()
     _maps[key] = out
     return out
-
-
-def _at(address: int, layout: tuple) -> TensorMap:
-    return encoded(address, *layout)
 
 
 def tiled_128b(t: torch.Tensor, box_cols: int, box_rows: int) -> TensorMap:

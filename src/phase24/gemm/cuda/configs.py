@@ -71,9 +71,9 @@ CONFIGS = {
 # The Tensor Core rungs compile float16 and bfloat16 kernels only (float32 is the SIMT rungs').
 SIXTEEN_BIT_ONLY = {"v8", "v9", "v10"}
 
-# The rungs built for sm_90a alone (wgmma and TMA are Hopper's): `phase24 build` skips their files for
-# Ampere and Ada, where nvcc refuses them with one line, and their launchers refuse to run on any
-# GPU whose build is not sm_90a's (launchers.runs_here).
+# The rungs built for sm_90a alone (wgmma and TMA are Hopper's): `phase24 build` skips their files
+# for Ampere and Ada, where nvcc refuses them with one line, and their launchers refuse to run on
+# any GPU whose build is not sm_90a's (launchers.runs_here).
 HOPPER_KINDS = {"v9", "v10"}
 
 # The rungs with a table of configurations (v2 on): what the tuner times and the sanitizer forces.

@@ -29,7 +29,7 @@ from phase24.gemm.cuda.configs import (HOPPER_KINDS, blocks, compiled_for, confi
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
 MAX_SIZE = 2**31 - 1  # M, N and K are C ints in the kernels' ABI (offsets are 64-bit)
-CP_ASYNC_KINDS = ("v8", "v9", "v10")  # rungs whose copies (cp.async, TMA) need rows of 16 bytes
+ALIGNED_ROW_KINDS = ("v8", "v9", "v10")  # rungs whose copies (cp.async, TMA) need 16-byte rows
 TMA_KINDS = ("v10",)  # rungs whose kernels take tensor maps of a and b
 
 
@@ -46,7 +46,7 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
     if not runs_here(kind, a.device):
         raise GemmArgumentError(f"cuda-{kind} runs on Hopper only (wgmma, built for sm_90a; not "
                                 f"with PHASE24_PORTABLE=1): on {gpu(a.device).name} use cuda-v8")
-    if kind in CP_ASYNC_KINDS and not _rows_of_16_bytes(a, b, c):
+    if kind in ALIGNED_ROW_KINDS and not _rows_of_16_bytes(a, b, c):
         return _padded(kind, config, a, b, c)
     shared = shared_bytes(kind, config)
     if shared > 48 * 1024 and shared > gpu(a.device).smem_per_block:
@@ -56,22 +56,12 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
     kernel = _kernel(source(kind), kernel_name(kind, config, a.dtype))
     if shared > 48 * 1024:  # beyond 48 KB a kernel must ask for it
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shared)
-    if kind in TMA_KINDS:
-        return launch_tma(kernel, tile(kind, config), threads(kind, config), a, b, c, shared)
+    rows, _ = tile(kind, config)
+    # v10 takes a's map in boxes of a tile's rows x 64 values of K, b's in boxes of 64 x 64.
+    operands = (lambda x, y: (tiled_128b(x, 64, rows), tiled_128b(y, 64, 64))) \
+        if kind in TMA_KINDS else None
     launch_tiles(kernel, tile(kind, config), threads(kind, config), a, b, c, f"cuda-{kind}",
-                 shared)
-
-
-def launch_tma(kernel, tile_mn: tuple[int, int], block: int, a, b, c, shared: int) -> None:
-    """One block per tile of C, as launch_tiles, with a's map in boxes of a tile's rows x 64
-    values of K and b's in boxes of 64 rows of K x 64 columns (the kernel's stages)."""
-    (m, k), n = a.shape, b.shape[1]
-    rows, cols = tile_mn
-    grid = -(-m // rows) * -(-n // cols)
-    if grid > MAX_GRID:
-        raise GemmArgumentError(f"cuda-v10: {m} x {n} needs {grid} tiles, more than a grid holds")
-    kernel.launch(grid, block, tiled_128b(a, 64, rows), tiled_128b(b, 64, 64), c, np.int32(m),
-                  np.int32(n), np.int32(k), shared_bytes=shared)
+                 shared, operands)
 
 
 def runs_here(kind: str, device=None) -> bool:
@@ -101,10 +91,12 @@ def _padded(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch
 
 
 def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, b: torch.Tensor,
-                 c: torch.Tensor, name: str, shared: int = 0) -> None:
+                 c: torch.Tensor, name: str, shared: int = 0, operands=None) -> None:
     """Launch a kernel of the GEMM ABI (export.cuh; a learner's kernel follows it too) with
     ``block`` threads a block, one block per ``tile_mn`` (rows, columns) tile of C on a 1-D grid.
-    A grid of more than MAX_GRID blocks is split into launches over bands of rows of C."""
+    A grid of more than MAX_GRID blocks is split into launches over bands of rows of C.
+    ``operands(a_band, b)``, if given, makes what the kernel takes in place of the two (v10:
+    their TMA tensor maps)."""
     (m, k), n = a.shape, b.shape[1]
     if max(m, n, k) > MAX_SIZE:
         raise GemmArgumentError(f"{name}: M, N and K must each be below 2^31 "
@@ -114,9 +106,9 @@ def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, 
     band = (MAX_GRID // tiles_n) * rows  # rows of C whose tiles fit one grid
     for start in range(0, m, band):
         stop = min(m, start + band)
-        kernel.launch(-(-(stop - start) // rows) * tiles_n, block, a[start:stop], b,
-                      c[start:stop], np.int32(stop - start), np.int32(n), np.int32(k),
-                      shared_bytes=shared)
+        ab = (a[start:stop], b) if operands is None else operands(a[start:stop], b)
+        kernel.launch(-(-(stop - start) // rows) * tiles_n, block, *ab, c[start:stop],
+                      np.int32(stop - start), np.int32(n), np.int32(k), shared_bytes=shared)
 
 
 def sm_count(device=None) -> int:
@@ -207,10 +199,10 @@ def tuned_hit(a, b) -> tuple | None:
 
 def gemm_best(a, b, c):
     """The tuned table's rung and configuration for the shape (v9 or v10, wgmma, where one
-    measured fastest on a Hopper GPU), else v8 (Tensor Cores, every GPU) for float16 and bfloat16 and v7
-    (warp tiles, prefetched loads, grouped order) for float32, with their own choice of tile
-    (``choose``). On the H200 v8 ran every bfloat16 shape of the benchmark 4 to 8 times faster
-    than v7 (results/h200/gemm/bench-d722391.log)."""
+    measured fastest on a Hopper GPU), else v8 (Tensor Cores, every GPU) for float16 and
+    bfloat16 and v7 (warp tiles, prefetched loads, grouped order) for float32, with their own
+    choice of tile (``choose``). On the H200 v8 ran every bfloat16 shape of the benchmark 4 to 8
+    times faster than v7 (results/h200/gemm/bench-d722391.log)."""
     hit = tuned_hit(a, b)
     if hit:
         return run(*hit, a, b, c)
