@@ -9,6 +9,7 @@
 #          bench-gemm bench-gemm-rungs profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
+#   tests-other: the same without tests-gemm's files (each half fits one device call).
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
 #          tests-triton and tests-cuda are its two halves (the Triton rungs' files, the rest).
 #   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
@@ -46,8 +47,10 @@ export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/.cache/triton}
 py=${PYTHON:-python3}
 status=0
 summary=()
+gemm_gpu="tests/test_gemm_cuda_gpu.py tests/test_gemm_triton_gpu.py tests/test_gemm_learner_gpu.py
+          tests/test_gemm_situations_gpu.py"
 
-declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-triton-kernels]=300 [tests-triton-situations]=240
+declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-other]=540 [tests-triton-kernels]=300 [tests-triton-situations]=240
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
@@ -82,7 +85,7 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
 }
 
 case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
-    *" tests "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" planted "*|*" grader "*|*" tests-gemm "*)
+    *" tests "*|*" tests-other "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" planted "*|*" grader "*|*" tests-gemm "*)
         target=$("$py" -c 'import torch; from phase24.bridge import nvcc
 print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
         step build "$py" -m phase24 build --arch "$target" ;;
@@ -94,6 +97,9 @@ for s in $steps; do
     tests)    # eight processes share the GPU (one at a time, ~900 tests take over half an hour)
               step tests "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py tests ;;
+    tests-other) # tests without the lab commands' and tests-gemm's files (the two fit one call each)
+              step tests-other "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 \
+                  -rfEs --ignore=tests/test_lab_commands.py $(printf -- '--ignore=%s ' $gemm_gpu) tests ;;
     tests-triton) # what compiles most runs in 8 processes; the calling situations (threads,
               # streams, graphs, a busy or small GPU, timing bounds) then run alone, warm.
               step tests-triton-kernels "$py" -m pytest -q -n 8 -p no:cacheprovider --timeout 300 \
@@ -104,7 +110,7 @@ for s in $steps; do
     planted)  step planted "$py" scripts/planted_bugs.py --gpu --log "$out/planted-runs.log" ;;
     tests-cuda) step tests-cuda "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py --ignore=tests/test_triton_gpu.py tests ;;
-    lab)      step lab "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
+    lab)      step lab "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   tests/test_lab_commands.py ;;
     sanitize) # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous
               # code. cuda-bindings probes driver entry points (cuGetProcAddress) that may be
@@ -142,8 +148,7 @@ for s in $steps; do
                   tests/test_grader_gpu.py tests/test_bench_file_gpu.py tests/test_gemm_learner_gpu.py \
                   tests/test_grader_defences.py tests/test_bench_file.py tests/test_bad_inputs.py ;;
     tests-gemm) step tests-gemm "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 280 \
-                  -rfEs tests/test_gemm_cuda_gpu.py tests/test_gemm_triton_gpu.py \
-                  tests/test_gemm_learner_gpu.py tests/test_gemm_situations_gpu.py ;;
+                  -rfEs $gemm_gpu ;;
     sanitize-gemm)
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=gemm_)
               step sanitize-gemm-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py gemm
