@@ -56,7 +56,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-ot
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
                         [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200 [tune-gemm-v10]=200
                         [profile-gemm]=300 [profile-gemm-bf16]=120 [profile-gemm-bf16-8192]=120
-                        [lab]=600 [tune-triton]=420 [sanitize-memcheck]=120
+                        [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
                         [sanitize-synccheck]=120 [tune]=300
@@ -98,7 +98,7 @@ for s in $steps; do
               step tests "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py tests ;;
     tests-other) # tests without the lab commands' and tests-gemm's files (the two fit one call each)
-              step tests-other "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 \
+              step tests-other "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 \
                   -rfEs --ignore=tests/test_lab_commands.py $(printf -- '--ignore=%s ' $gemm_gpu) tests ;;
     tests-triton) # what compiles most runs in 8 processes; the calling situations (threads,
               # streams, graphs, a busy or small GPU, timing bounds) then run alone, warm.
@@ -110,7 +110,7 @@ for s in $steps; do
     planted)  step planted "$py" scripts/planted_bugs.py --gpu --log "$out/planted-runs.log" ;;
     tests-cuda) step tests-cuda "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   --ignore=tests/test_lab_commands.py --ignore=tests/test_triton_gpu.py tests ;;
-    lab)      step lab "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
+    lab)      step lab "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   tests/test_lab_commands.py ;;
     sanitize) # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous
               # code. cuda-bindings probes driver entry points (cuGetProcAddress) that may be
