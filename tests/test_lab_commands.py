@@ -254,7 +254,8 @@ def _fresh_shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
 def _run(cmd: Command, workdir: Path) -> subprocess.CompletedProcess:
     shown = cmd.shown
     if GPU and cmd.tool == "phase24" and cmd.argv[0] in ("bench", "profile") and \
-            "--out" not in cmd.argv:  # never over the recorded results
+            "--out" not in cmd.argv and "--file" not in cmd.argv:  # never over the recorded
+        # results (a learner's file's runs go to out/history/ in the workdir: --out is refused)
         shown = f"{cmd.line} --out {shlex.quote(str(workdir / cmd.argv[0]))}"
     _make_inputs(cmd, workdir)
     script = " && ".join([f"cd {shlex.quote(str(ROOT))}", *ACTIVATE,
