@@ -3,15 +3,16 @@
 # (optionally) tuning, the benchmark and the profiles. Logs and results go to OUTDIR.
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
-#   steps: doctor tests tests-triton tests-cuda lab sanitize sanitize-new sanitize-triton tune
+#   steps: doctor tests tests-gemm tests-cuda tests-triton lab sanitize sanitize-new sanitize-triton tune
 #          tune-triton bench profile minigpt planted
 #          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v9 tune-gemm-v10 tune-gemm-decode
 #          bench-gemm bench-gemm-rungs profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
-#   tests-other: the same without tests-gemm's files (each half fits one device call).
-#   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs;
-#          tests-triton and tests-cuda are its two halves (the Triton rungs' files, the rest).
+#   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs,
+#          in three parts that each fit one device call: tests-gemm (the GEMM files), tests-cuda
+#          and tests-triton (every other GPU file: the tests that name neither Triton nor rows
+#          past 2^31, and those that do).
 #   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
 #   grader: the grader's GPU tests (every planted learner file and cheat graded on the GPU, bench
 #          --file) and its CPU-side tests that run anywhere (defences, bad inputs).
@@ -47,10 +48,10 @@ export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/.cache/triton}
 py=${PYTHON:-python3}
 status=0
 summary=()
-gemm_gpu="tests/test_gemm_cuda_gpu.py tests/test_gemm_triton_gpu.py tests/test_gemm_learner_gpu.py
-          tests/test_gemm_situations_gpu.py"
+gemm_gpu=$(ls tests/test_gemm_*_gpu.py)   # tests-gemm's files
+other_gpu=$(ls tests/test_*_gpu.py | grep -v /test_gemm_)  # the rest, split by tests-cuda/-triton
 
-declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests]=420 [tests-other]=540 [tests-triton-kernels]=300 [tests-triton-situations]=240
+declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [tests-triton-situations]=330
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
@@ -85,31 +86,28 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
 }
 
 case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
-    *" tests "*|*" tests-other "*|*" tests-cuda "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" planted "*|*" grader "*|*" tests-gemm "*)
+    *" tests "*|*" tests-cuda "*|*" tests-triton "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" planted "*|*" grader "*|*" tests-gemm "*)
         target=$("$py" -c 'import torch; from phase24.bridge import nvcc
 print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
         step build "$py" -m phase24 build --arch "$target" ;;
 esac
-for s in $steps; do
+run_step() {  # run_step STEP: one of the steps listed at the top
+    local s=$1 t
     case $s in
     doctor)   step doctor "$py" -m phase24 doctor
               step hello "$py" -m phase24 hello ;;
-    tests)    # eight processes share the GPU (one at a time, ~900 tests take over half an hour)
-              step tests "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
-                  --ignore=tests/test_lab_commands.py tests ;;
-    tests-other) # tests without the lab commands' and tests-gemm's files (the two fit one call each)
-              step tests-other "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 \
-                  -rfEs --ignore=tests/test_lab_commands.py $(printf -- '--ignore=%s ' $gemm_gpu) tests ;;
-    tests-triton) # what compiles most runs in 8 processes; the calling situations (threads,
-              # streams, graphs, a busy or small GPU, timing bounds) then run alone, warm.
-              step tests-triton-kernels "$py" -m pytest -q -n 8 -p no:cacheprovider --timeout 300 \
-                  -rfEs -k "every_rung or unaligned or not gpu_" tests/test_triton_gpu.py \
-                  tests/test_triton_ladder.py
-              step tests-triton-situations "$py" -m pytest -v -p no:cacheprovider --timeout 300 \
-                  -rfEs -k "not every_rung and not unaligned" tests/test_triton_gpu.py ;;
+    tests)    # the three parts below, one after the other (more than one device call holds)
+              for t in tests-gemm tests-cuda tests-triton; do run_step $t; done ;;
+    tests-cuda) step tests-cuda "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 \
+                  -rfEs -k "not triton and not big_rows" $other_gpu ;;
+    tests-triton) # the rungs in 8 processes; the calling situations (threads, streams, graphs,
+              # a busy or small GPU, timing bounds) then one at a time: with eight processes
+              # sharing the GPU, their timing bounds measure the others
+              step tests-triton "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 \
+                  -rfEs -k "(triton or big_rows) and not test_triton_gpu" $other_gpu
+              step tests-triton-situations "$py" -m pytest -v -m gpu -p no:cacheprovider \
+                  --timeout 300 -rfEs tests/test_triton_gpu.py ;;
     planted)  step planted "$py" scripts/planted_bugs.py --gpu --log "$out/planted-runs.log" ;;
-    tests-cuda) step tests-cuda "$py" -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -rfEs \
-                  --ignore=tests/test_lab_commands.py --ignore=tests/test_triton_gpu.py tests ;;
     lab)      step lab "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   tests/test_lab_commands.py ;;
     sanitize) # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous
@@ -185,7 +183,9 @@ for s in $steps; do
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
     *)        echo "unknown step $s"; status=1 ;;
     esac
-done
+}
+
+for s in $steps; do run_step "$s"; done
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
 exit $status
