@@ -43,6 +43,7 @@ mkdir -p "$out/logs"
 top=$out
 out=$out/logs
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PHASE24_FAILURES_AT_ONCE=1  # each failed test says why as it fails (tests/conftest.py)
 export PHASE24_CACHE=${PHASE24_CACHE:-$root/.cache/phase24}
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$root/.cache/triton}
 py=${PYTHON:-python3}

@@ -44,3 +44,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(no_gpu)
         elif "nvcc" in item.keywords and not nvcc:
             item.add_marker(no_nvcc)
+
+
+_config = None
+
+
+def pytest_configure(config):
+    global _config
+    _config = config
+
+
+def pytest_runtest_logreport(report):
+    """A failed test's reason, printed as it fails when PHASE24_FAILURES_AT_ONCE is set
+    (scripts/gpu-session.sh sets it): pytest prints reasons in its summary at the end, which a
+    step stopped by its time limit never reaches."""
+    if report.failed and os.environ.get("PHASE24_FAILURES_AT_ONCE") and _config is not None:
+        terminal = _config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(f"\n--- {report.nodeid} failed in {report.when}:")
+            terminal.write_line(report.longreprtext[-4000:])

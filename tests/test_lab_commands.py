@@ -69,6 +69,9 @@ LONG = {
         "the small model on every backend; scripts/gpu-session.sh runs it on the H200 (minigpt step)",
     "python -m phase24 bench softmax":
         "the full benchmark sweep; scripts/gpu-session.sh runs it (bench step)",
+    "python -m phase24 bench gemm --impl cublas cuda triton":
+        "the full GEMM sweep, the main job's bench step for gemm: `bash run.sh` runs it as "
+        "written (results/h200/softmax/run-16bcbe5.log)",
     "python -m phase24 bench softmax --impl torch cuda":
         "the full benchmark sweep for two implementations; scripts/gpu-session.sh runs the sweep",
     "python -m phase24 bench softmax --impl torch cuda triton-naive triton-v1 triton-v2 triton-v3 "
