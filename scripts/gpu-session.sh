@@ -5,7 +5,8 @@
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests tests-gemm tests-cuda tests-triton lab sanitize sanitize-new sanitize-triton tune
 #          tune-triton bench profile minigpt planted
-#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v9 tune-gemm-v10 tune-gemm-decode
+#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v9 tune-gemm-v10
+#          tune-gemm-decode
 #          bench-gemm bench-gemm-rungs profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
@@ -20,6 +21,7 @@
 #          GEMM ladders' tables, copied into src/ for the bench steps after it), tune-gemm-v9
 #          (v9 in bfloat16, every other entry kept from results/h200/gemm/tune-cuda-v8.json),
 #          tune-gemm-v10 (v10 in bfloat16, the rest from results/h200/gemm/tune-cuda-v9.json),
+#          tune-gemm-v3 (v3 in float32, the rest from results/h200/gemm/tune-cuda-v10.json),
 #          tune-gemm-decode (the Triton table's decode shapes, the rest from
 #          results/h200/gemm/tune-triton.json),
 #          bench-gemm (cublas, cuda, cuda-v8, cuda-v9, cuda-v10, triton), bench-gemm-rungs (every implementation on
@@ -56,7 +58,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200 [tune-gemm-v10]=200
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200
                         [profile-gemm]=300 [profile-gemm-bf16]=120 [profile-gemm-bf16-8192]=120
                         [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
@@ -168,6 +170,9 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     tune-gemm-v10) step tune-gemm-v10 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v10.json" \
                   --only v10 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v9.json
               cp "$out/tune-gemm-cuda-v10_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
+    tune-gemm-v3) step tune-gemm-v3 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v3.json" \
+                  --only v3 --dtype float32 --rest-from results/h200/gemm/tune-cuda-v10.json
+              cp "$out/tune-gemm-cuda-v3_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
     tune-gemm-decode) step tune-gemm-decode "$py" scripts/tune.py gemm triton \
                   "$out/tune-gemm-triton-decode.json" --few-only \
                   --rest-from results/h200/gemm/tune-triton.json

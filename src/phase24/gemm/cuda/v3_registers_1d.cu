@@ -10,7 +10,9 @@
 // Prediction: two to three times v2's speed at 4096^3 in float32; the profile shows fewer
 // shared-memory instructions per FFMA and fewer barrier stalls, still far from the FFMA peak.
 // Limit: the A operand still costs one shared-memory load per FFMA; only B's loads are shared
-// among a thread's outputs. The next rung blocks in both directions.
+// among a thread's outputs. At one shared-memory instruction a clock against four FFMA, that is
+// at most TM / (TM + 1) / 4 of the FFMA peak (2/9 for TM = 8). The next rung blocks in both
+// directions.
 #include "block_tile.cuh"
 #include "elements.cuh"
 #include "export.cuh"
@@ -54,5 +56,5 @@ __device__ void register_column_gemm(const T* a, const T* b, T* c, int M, int N,
 // --8<-- [start:configs]
 // (BM, BN, BK, TM): a BM x BN tile of C per block, K in steps of BK, TM outputs a thread
 // (configs.py lists the same).
-V3(64, 64, 8, 8) V3(32, 64, 8, 4)
+V3(64, 64, 8, 8) V3(32, 64, 8, 4) V3(64, 32, 8, 8) V3(64, 32, 16, 8) V3(128, 32, 8, 16)
 // --8<-- [end:configs]
