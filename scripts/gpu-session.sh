@@ -22,8 +22,8 @@
 #          (v9 in bfloat16, every other entry kept from results/h200/gemm/tune-cuda-v8.json),
 #          tune-gemm-v10 (v10 in bfloat16, the rest from results/h200/gemm/tune-cuda-v9.json),
 #          tune-gemm-v3 (v3 in float32, the rest from results/h200/gemm/tune-cuda-v10.json),
-#          tune-gemm-decode (the Triton table's decode shapes, the rest from
-#          results/h200/gemm/tune-triton.json),
+#          tune-gemm-decode (the Triton table's decode shapes, float32 then bfloat16, the rest
+#          from results/h200/gemm/tune-triton.json),
 #          bench-gemm (cublas, cuda, cuda-v8, cuda-v9, cuda-v10, triton), bench-gemm-rungs (every implementation on
 #          4096^3 and two decode shapes), profile-gemm (Nsight Compute: the naive rung, v2, v3,
 #          v7 and cuBLAS in float32, v8, v9, v10 and cuBLAS in bfloat16, at 4096^3; v8, v10 and
@@ -58,7 +58,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode]=400 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=300 [tune-gemm-decode-bf16]=300 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200
                         [profile-gemm]=300 [profile-gemm-bf16]=120 [profile-gemm-bf16-8192]=120
                         [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
@@ -173,10 +173,19 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     tune-gemm-v3) step tune-gemm-v3 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v3.json" \
                   --only v3 --dtype float32 --rest-from results/h200/gemm/tune-cuda-v10.json
               cp "$out/tune-gemm-cuda-v3_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
-    tune-gemm-decode) step tune-gemm-decode "$py" scripts/tune.py gemm triton \
-                  "$out/tune-gemm-triton-decode.json" --few-only \
+    tune-gemm-decode) # float32 then bfloat16, each a step; a step cut short still leaves a run
+              # whole (tune.py keeps the old run's entries for the shapes it did not reach)
+              step tune-gemm-decode-f32 "$py" scripts/tune.py gemm triton \
+                  "$out/tune-gemm-triton-decode-f32.json" --few-only --dtype float32 \
                   --rest-from results/h200/gemm/tune-triton.json
-              cp "$out/tune-gemm-triton-decode_best.json" src/phase24/gemm/triton/triton_configs.json ;;
+              step tune-gemm-decode-bf16 "$py" scripts/tune.py gemm triton \
+                  "$out/tune-gemm-triton-decode.json" --few-only --dtype bfloat16 \
+                  --rest-from "$out/tune-gemm-triton-decode-f32.json"
+              for t in "$out/tune-gemm-triton-decode.json" "$out/tune-gemm-triton-decode-f32.json"; do
+                  [ -f "$t" ] && "$py" scripts/tune.py gemm triton --from "$t" \
+                      src/phase24/gemm/triton/triton_configs.json && break
+              done
+              cp src/phase24/gemm/triton/triton_configs.json "$out/" ;;
     bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 cuda-v9 \
                   cuda-v10 triton --out "$out/gemm" ;;
     profile-gemm) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \

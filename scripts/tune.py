@@ -50,46 +50,49 @@ def tune(op, ladder, out_path: str, min_n: int, rest_from: str | None, only, few
     shapes = []
     run = {"copy_gbps": round(copy, 1), **stamp(), "timing": "core/timing.py flushed_us, "
            "warm-up 5 ms, ~25 ms of repetitions", "only": only or "all", "shapes": shapes}
-    for dtname in op.bench_dtypes:
-        for shape in op.shapes():
-            if (dtypes and dtname not in dtypes) or shape[1] < min_n or \
-                    (few_only and shape not in op.few_shapes):  # not timed: copied from OLD.json
-                if (dtname, *shape) in rest:                   # where it has the shape
-                    shapes.append(rest[(dtname, *shape)])
+    jobs = [(dtname, shape) for dtname in op.bench_dtypes for shape in op.shapes()]
+    for done, (dtname, shape) in enumerate(jobs, 1):
+        if (dtypes and dtname not in dtypes) or shape[1] < min_n or \
+                (few_only and shape not in op.few_shapes):  # not timed: copied from OLD.json
+            if (dtname, *shape) in rest:                   # where it has the shape
+                shapes.append(rest[(dtname, *shape)])
+            continue
+        inputs = op.make_inputs(shape, DTYPES[dtname])
+        out = torch.empty_like(baseline(*inputs))
+        timings = []
+        for fields_, fn in ladder.candidates(*inputs, only=only):
+            if fn is None:
+                timings.append({**fields_, "skipped": "falls back"})
                 continue
-            inputs = op.make_inputs(shape, DTYPES[dtname])
-            out = torch.empty_like(baseline(*inputs))
-            timings = []
-            for fields_, fn in ladder.candidates(*inputs, only=only):
-                if fn is None:
-                    timings.append({**fields_, "skipped": "falls back"})
-                    continue
-                try:
-                    fn(*inputs, out)
-                    why = verify(op, out, inputs)
-                    us = None if why else flushed_us(lambda: fn(*inputs, out), warmup_ms=5,
-                                                     rep_ms=25)
-                except Exception as err:  # e.g. a cluster size this GPU refuses: report, go on
-                    why = f"{type(err).__name__}: {err}"
-                if why:
-                    timings.append({**fields_, "skipped": f"wrong or refused: {why}"})
-                    continue
-                timings.append({**fields_, "us": round(us, 2), "pct_copy": round(
-                    100 * op.bytes_moved(shape, inputs[0].dtype) / us / 1e3 / copy, 1)})
-            if only and (dtname, *shape) in rest:  # the other rungs' timings, from OLD.json
-                kept = rest[(dtname, *shape)]
-                timings += [{**t, "from": kept["from"]} for t in kept.get("all", [])
-                            if _rung(t) and _rung(t) not in only]
-            base = flushed_us(lambda: baseline(*inputs), warmup_ms=5, rep_ms=25)
-            timed = sorted((t for t in timings if "us" in t), key=lambda t: t["us"])
-            shapes.append({"dtype": dtname, **dict(zip(fields, shape)),
-                           f"{baseline_name}_us": round(base, 2),
-                           "best": timed[0] if timed else None, "all": timings})
-            print(f"{dtname:8s} {'x'.join(map(str, shape)):>18s} {baseline_name} {base:8.1f} us"
-                  f"  best {timed[0] if timed else None}", flush=True)
-            inputs = out = None  # freed before the next shape
-            torch.cuda.empty_cache()
-            save(run, out_path)  # a run cut short keeps the shapes it timed
+            try:
+                fn(*inputs, out)
+                why = verify(op, out, inputs)
+                us = None if why else flushed_us(lambda: fn(*inputs, out), warmup_ms=5,
+                                                 rep_ms=25)
+            except Exception as err:  # e.g. a cluster size this GPU refuses: report, go on
+                why = f"{type(err).__name__}: {err}"
+            if why:
+                timings.append({**fields_, "skipped": f"wrong or refused: {why}"})
+                continue
+            timings.append({**fields_, "us": round(us, 2), "pct_copy": round(
+                100 * op.bytes_moved(shape, inputs[0].dtype) / us / 1e3 / copy, 1)})
+        if only and (dtname, *shape) in rest:  # the other rungs' timings, from OLD.json
+            kept = rest[(dtname, *shape)]
+            timings += [{**t, "from": kept["from"]} for t in kept.get("all", [])
+                        if _rung(t) and _rung(t) not in only]
+        base = flushed_us(lambda: baseline(*inputs), warmup_ms=5, rep_ms=25)
+        timed = sorted((t for t in timings if "us" in t), key=lambda t: t["us"])
+        shapes.append({"dtype": dtname, **dict(zip(fields, shape)),
+                       f"{baseline_name}_us": round(base, 2),
+                       "best": timed[0] if timed else None, "all": timings})
+        print(f"{dtname:8s} {'x'.join(map(str, shape)):>18s} {baseline_name} {base:8.1f} us"
+              f"  best {timed[0] if timed else None}", flush=True)
+        inputs = out = None  # freed before the next shape
+        torch.cuda.empty_cache()
+        # a run cut short keeps the shapes it timed, and OLD.json's for those it did not
+        # reach: --from makes a whole table of it
+        save({**run, "shapes": shapes + [rest[(d, *sh)] for d, sh in jobs[done:]
+                                         if (d, *sh) in rest]}, out_path)
     return save(run, out_path)
 
 

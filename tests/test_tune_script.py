@@ -82,3 +82,27 @@ def test_only_with_rest_from_keeps_the_other_rungs_and_copies_the_shapes_not_tim
     assert new64["best"]["kind"] == "v7"  # 5 us, kept from the older run, beats v9's 20 us
     assert by[("bfloat16", 64)]["from"].startswith(str(tmp_path / "old.json"))
     assert json.loads((tmp_path / "new.json").read_text())["shapes"] == run["shapes"]
+
+
+def test_a_run_cut_short_keeps_the_old_runs_shapes_it_did_not_reach(monkeypatch, tmp_path):
+    """A tuning step stopped by its time limit leaves a file --from can make a whole table of:
+    the shapes timed, then --rest-from's entries for every shape not reached."""
+    tune = tune_module()
+    stubbed(monkeypatch)
+    timed = []
+    ladder = fake_ladder(timed)
+    every = ladder.candidates
+
+    def candidates(a, b, only=None):
+        if a.shape[0] == 1:
+            raise SystemExit("the step's time limit")  # killed while timing (1, 64, 64)
+        return every(a, b, only)
+    ladder.candidates = candidates
+    out = tmp_path / "new.json"
+    try:
+        tune.tune(fake_op(), ladder, str(out), 0, old_run(tmp_path), None, False, None)
+    except SystemExit:
+        pass
+    shapes = json.loads(out.read_text())["shapes"]
+    assert [(e["dtype"], e["M"], "from" in e) for e in shapes] == \
+        [("float32", 64, False), ("bfloat16", 64, True)]
