@@ -69,14 +69,14 @@ LONG = {
         "the small model on every backend; scripts/gpu-session.sh runs it on the H200 (minigpt step)",
     "python -m phase24 bench softmax":
         "the full benchmark sweep; scripts/gpu-session.sh runs it (bench step)",
+    "python -m phase24 profile softmax --all":
+        "Nsight Compute on seven kernels, about 5 minutes: scripts/gpu-session.sh's profile step "
+        "runs it (results/h200/profiles/)",
     "python -m phase24 bench gemm --impl cublas cuda triton":
         "the full GEMM sweep, the main job's bench step for gemm: `bash run.sh` runs it as "
         "written (results/h200/softmax/run-16bcbe5.log)",
     "python -m phase24 bench softmax --impl torch cuda":
         "the full benchmark sweep for two implementations; scripts/gpu-session.sh runs the sweep",
-    "python -m phase24 bench softmax --impl torch cuda triton-naive triton-v1 triton-v2 triton-v3 "
-    "triton-v4 triton-v5 triton":
-        "the full benchmark sweep of the Triton ladder; results/h200/softmax.json is its run",
     "python -m phase24 minigpt train --impl torch --device cuda --steps 1000":
         "1000 training steps of the small model; not part of any automatic run (its run on the "
         "H200, as written: results/h200/tests/minigpt-commands-bff14d4.log)",
@@ -315,6 +315,13 @@ def test_pages_show_commands():
     assert PAGES, "no lab pages found"
     assert len(COMMANDS) >= 10, f"only {len(COMMANDS)} commands found on {PAGES}"
     assert any(c.tool == "nvcc" for c in COMMANDS)
+
+
+def test_every_long_command_is_on_a_page():
+    """A LONG entry whose command left the pages would skip nothing and hide the drift."""
+    shown = {c.line for c in COMMANDS}
+    gone = [line for line in LONG if line not in shown]
+    assert not gone, f"LONG lists commands no page shows: {gone}"
 
 
 def test_first_steps_are_the_same_everywhere():
