@@ -53,6 +53,7 @@ status=0
 summary=()
 gemm_gpu=$(ls tests/test_gemm_*_gpu.py)   # tests-gemm's files
 other_gpu=$(ls tests/test_*_gpu.py | grep -v /test_gemm_)  # the rest, split by tests-cuda/-triton
+triton_kernels="(triton or big_rows) and not (test_triton_gpu and not every_rung and not unaligned)"
 
 declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [tests-triton-situations]=330
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
@@ -107,9 +108,9 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               # a busy or small GPU, timing bounds) then one at a time: with eight processes
               # sharing the GPU, their timing bounds measure the others
               step tests-triton "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 \
-                  -rfEs -k "(triton or big_rows) and not test_triton_gpu" $other_gpu
+                  -rfEs $other_gpu -k "$triton_kernels"
               step tests-triton-situations "$py" -m pytest -v -m gpu -p no:cacheprovider \
-                  --timeout 300 -rfEs tests/test_triton_gpu.py ;;
+                  --timeout 300 -rfEs tests/test_triton_gpu.py -k "not every_rung and not unaligned" ;;
     planted)  step planted "$py" scripts/planted_bugs.py --gpu --log "$out/planted-runs.log" ;;
     lab)      step lab "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
                   tests/test_lab_commands.py ;;
