@@ -131,3 +131,19 @@ def test_a_damaged_results_file_is_skipped_with_a_line(tmp_path, monkeypatch, ca
     said = logical_lines(capsys.readouterr().out)
     assert len(said) == 2 and all(line.startswith("skipped ") for line in said), said
     assert any("h200/softmax/softmax.json: not a readable benchmark run" in s for s in said)
+
+
+def test_out_of_gpu_memory_is_one_line(monkeypatch, capsys):
+    """A GPU another process has filled: one line that says so, status 1, no traceback."""
+    from phase24 import cli
+
+    def full(args):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+                                          "has a total capacity of 139.8 GiB of which 1.1 GiB "
+                                          "is free.\nProcess 4242 has 120 GiB memory in use.")
+    monkeypatch.setattr(cli, "cmd_bench", full)
+    assert cli.main(["bench", "gemm"]) == 1
+    said = capsys.readouterr()
+    assert said.out == "" and said.err.count("\n") == 1, said
+    assert said.err.startswith("Out of GPU memory: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert "Process 4242 has 120 GiB" in said.err

@@ -361,7 +361,14 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `... | head` ends quietly
     args = build_parser().parse_args(argv)
-    return args.fn(args) or 0
+    try:
+        return args.fn(args) or 0
+    except Exception as err:  # torch's, named without importing torch for every command
+        if type(err).__name__ != "OutOfMemoryError":
+            raise
+        print(f"Out of GPU memory: {' '.join(str(err).split())[:300]} (other processes on the "
+              "GPU may hold it: nvidia-smi lists them)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
