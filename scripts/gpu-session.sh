@@ -100,7 +100,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     case $s in
     doctor)   step doctor "$py" -m phase24 doctor
               step hello "$py" -m phase24 hello ;;
-    tests)    # the three parts below, one after the other (more than one device call holds)
+    tests)    # the three parts below, one after the other (together, more than one device call)
               for t in tests-gemm tests-cuda tests-triton; do run_step $t; done ;;
     tests-cuda) step tests-cuda "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 \
                   -rfEs -k "not triton and not big_rows" $other_gpu ;;
