@@ -5,7 +5,7 @@
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
 #   steps: doctor tests tests-gemm tests-cuda tests-triton lab sanitize sanitize-new sanitize-triton tune
 #          tune-triton bench profile minigpt planted
-#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v9 tune-gemm-v10
+#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v9 tune-gemm-v10 tune-gemm-v11
 #          tune-gemm-decode
 #          bench-gemm bench-gemm-rungs profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
@@ -22,12 +22,14 @@
 #          (v9 in bfloat16, every other entry kept from results/h200/gemm/tune-cuda-v8.json),
 #          tune-gemm-v10 (v10 in bfloat16, the rest from results/h200/gemm/tune-cuda-v9.json),
 #          tune-gemm-v3 (v3 in float32, the rest from results/h200/gemm/tune-cuda-v10.json),
+#          tune-gemm-v11 (v11 in bfloat16, the rest from tune-gemm-v3's run of the same call, or
+#          the committed v10 run),
 #          tune-gemm-decode (the Triton table's decode shapes, float32 then bfloat16, the rest
 #          from results/h200/gemm/tune-triton.json),
-#          bench-gemm (cublas, cuda, cuda-v8, cuda-v9, cuda-v10, triton), bench-gemm-rungs (every implementation on
+#          bench-gemm (cublas, cuda, cuda-v8 to cuda-v11, triton), bench-gemm-rungs (every implementation on
 #          4096^3 and two decode shapes), profile-gemm (Nsight Compute: the naive rung, v2, v3,
-#          v7 and cuBLAS in float32, v8, v9, v10 and cuBLAS in bfloat16, at 4096^3; v8, v10 and
-#          cuBLAS in bfloat16 at 8192^3).
+#          v7 and cuBLAS in float32, v8 to v11 and cuBLAS in bfloat16, at 4096^3; v8, v10, v11
+#          and cuBLAS in bfloat16 at 8192^3).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
 #   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
@@ -59,8 +61,8 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=300 [tune-gemm-decode-bf16]=300 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200
-                        [profile-gemm]=300 [profile-gemm-bf16]=120 [profile-gemm-bf16-8192]=120
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=300 [tune-gemm-decode-bf16]=300 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v11]=240
+                        [profile-gemm]=300 [profile-gemm-bf16]=180 [profile-gemm-bf16-8192]=120
                         [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
@@ -171,9 +173,18 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     tune-gemm-v10) step tune-gemm-v10 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v10.json" \
                   --only v10 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v9.json
               cp "$out/tune-gemm-cuda-v10_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
+    tune-gemm-v11) # after tune-gemm-v3 in the same call, on its run; else on the committed one
+              rest=results/h200/gemm/tune-cuda-v10.json
+              [ -f "$out/tune-gemm-cuda-v3.json" ] && rest="$out/tune-gemm-cuda-v3.json"
+              step tune-gemm-v11 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v11.json" \
+                  --only v11 --dtype bfloat16 --rest-from "$rest"
+              "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda-v11.json" \
+                  src/phase24/gemm/cuda/tuned_configs.json
+              cp src/phase24/gemm/cuda/tuned_configs.json "$out/" ;;
     tune-gemm-v3) step tune-gemm-v3 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v3.json" \
                   --only v3 --dtype float32 --rest-from results/h200/gemm/tune-cuda-v10.json
-              cp "$out/tune-gemm-cuda-v3_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
+              "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda-v3.json" \
+                  src/phase24/gemm/cuda/tuned_configs.json ;;
     tune-gemm-decode) # float32 then bfloat16, each a step; a step cut short still leaves a run
               # whole (tune.py keeps the old run's entries for the shapes it did not reach)
               step tune-gemm-decode-f32 "$py" scripts/tune.py gemm triton \
@@ -188,13 +199,14 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               done
               cp src/phase24/gemm/triton/triton_configs.json "$out/" ;;
     bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 cuda-v9 \
-                  cuda-v10 triton --out "$out/gemm" ;;
+                  cuda-v10 cuda-v11 triton --out "$out/gemm" ;;
     profile-gemm) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
                   --out "$out/gemm-profiles"
               step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v9 \
-                  cuda-v10 cublas --shape 4096x4096x4096 --dtype bfloat16 --out "$out/gemm-profiles"
+                  cuda-v10 cuda-v11 cublas --shape 4096x4096x4096 --dtype bfloat16 \
+                  --out "$out/gemm-profiles"
               step profile-gemm-bf16-8192 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v10 \
-                  cublas --shape 8192x8192x8192 --dtype bfloat16 --out "$out/gemm-profiles" ;;
+                  cuda-v11 cublas --shape 8192x8192x8192 --dtype bfloat16 --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
     *)        echo "unknown step $s"; status=1 ;;

@@ -153,7 +153,8 @@ BUGS = [
          "the_profiler",), True),
     Bug("gemm-v8-unaligned-rows", "v8 runs cp.async on rows that are not 16-byte aligned",
         "src/phase24/gemm/cuda/launchers.py",
-        'ALIGNED_ROW_KINDS = ("v8", "v9", "v10")', 'ALIGNED_ROW_KINDS = ("v9", "v10")',
+        'ALIGNED_ROW_KINDS = ("v8", "v9", "v10", "v11")',
+        'ALIGNED_ROW_KINDS = ("v9", "v10", "v11")',
         ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v8-"
          "torch.bfloat16]",), True),
     Bug("gemm-replay-keeps-its-stream", "a replayed launch goes on the stream of the first replay, "
@@ -187,12 +188,13 @@ BUGS = [
         False),
     Bug("gemm-v9-unaligned-rows", "v9 runs cp.async on rows that are not 16-byte aligned",
         "src/phase24/gemm/cuda/launchers.py",
-        'ALIGNED_ROW_KINDS = ("v8", "v9", "v10")', 'ALIGNED_ROW_KINDS = ("v8", "v10")',
+        'ALIGNED_ROW_KINDS = ("v8", "v9", "v10", "v11")',
+        'ALIGNED_ROW_KINDS = ("v8", "v10", "v11")',
         ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v9-"
          "torch.bfloat16]",), True),
     Bug("gemm-v10-unaligned-rows", "v10 asks for tensor maps of rows that are not 16-byte "
         "aligned", "src/phase24/gemm/cuda/launchers.py",
-        'ALIGNED_ROW_KINDS = ("v8", "v9", "v10")', 'ALIGNED_ROW_KINDS = ("v8", "v9")',
+        'ALIGNED_ROW_KINDS = ("v8", "v9", "v10", "v11")', 'ALIGNED_ROW_KINDS = ("v8", "v9", "v11")',
         ("tests/test_gemm_cuda_gpu.py::test_operands_off_16_byte_boundaries[cuda-v10-"
          "torch.bfloat16]",), True),
     Bug("gemm-v10-a-box-a-row-down", "v10's producer asks for A's box one row below the tile",
@@ -204,6 +206,10 @@ BUGS = [
         "first call's tensors", "src/phase24/bridge/replay.py",
         "spec.append((which[0], a.remake))", "spec.append((None, a))",
         (f"{GEMM_SITUATIONS}::test_several_streams[cuda-v10-torch.bfloat16]",), True),
+    Bug("gemm-v11-a-block-per-tile", "v11's launch keeps one block per tile (no block walks "
+        "tiles: persistence untested)", "src/phase24/gemm/cuda/launchers.py",
+        "sm_count(a.device) if kind in PERSISTENT_KINDS else None", "None",
+        ("tests/test_gemm_cuda_gpu.py::test_persistent_blocks_walk_every_tile",), True),
 ]
 
 

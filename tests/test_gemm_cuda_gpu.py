@@ -7,6 +7,7 @@ these tests run on the H200, where every case of every rung runs."""
 import pytest
 import torch
 
+from phase24.bridge.launch import recording
 from phase24.gemm import IMPLEMENTATIONS
 from phase24.gemm.args import entry
 from phase24.gemm.cases import plain
@@ -92,6 +93,27 @@ def test_every_configuration(kind, config, dtype):
     v = check_case(OP, f"{kind}{config} off 16 B", _misaligned(fn), plain(70, 72, 40), dtype,
                    "cuda", seed=599)
     assert v.ok, f"off 16-byte boundaries: {v.why}"
+
+
+@pytest.mark.parametrize("sms", [1, 3])
+@pytest.mark.parametrize("config", configs("v11"), ids=str)
+def test_persistent_blocks_walk_every_tile(config, sms, monkeypatch):
+    """v11 launches one block per SM: on 1 or 3 of them each block walks many tiles, its step
+    counter running through every slot and round across them; every value is written and right,
+    and the grid is min(tiles, SMs)."""
+    monkeypatch.setattr(ci, "sm_count", lambda device=None: sms)
+    fn = _forced("v11", config)
+    bm, bn = tile("v11", config)
+    for j, case in enumerate((plain(3 * bm + 5, 2 * bn + 8, 200), plain(2 * bm, 3 * bn, 448))):
+        for dtype in (torch.bfloat16, torch.float16):
+            v = check_case(OP, f"v11{config} on {sms} SMs", fn, case, dtype, "cuda", seed=700 + j)
+            assert v.ok, f"{case.name}, {dtype}: {v.why}"
+    a = torch.randn(3 * bm + 5, 200, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(200, 2 * bn + 8, device="cuda", dtype=torch.bfloat16)
+    with recording() as seen:
+        ci.KINDS["v11"](a, b, torch.empty(a.shape[0], b.shape[1], device="cuda",
+                                          dtype=a.dtype), config=config)
+    assert [grid for _, grid, _, _, _ in seen] == [min(4 * 3, sms)]
 
 
 def test_a_configuration_that_is_not_compiled_is_refused():

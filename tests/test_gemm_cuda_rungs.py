@@ -36,7 +36,8 @@ def test_every_rung_file_is_built_and_named():
     assert sorted(p.name for p in SOURCE_DIR.glob("v*.cu")) == RUNG_FILES
     assert {(p.name, t) for p, t in build_jobs(ARCHS)} == {
         (f, t) for f in RUNG_FILES for t in ARCHS if t == "sm_90a" or f not in HOPPER_ONLY}
-    assert HOPPER_ONLY == {FILES[k] for k in HOPPER_KINDS} == {"v9_wgmma.cu", "v10_tma_producer.cu"}
+    assert HOPPER_ONLY == {FILES[k] for k in HOPPER_KINDS} == {
+        "v9_wgmma.cu", "v10_tma_producer.cu", "v11_persistent.cu"}
     names = {f"cuda-v{k[1:]}" if k != "v0" else "cuda-naive" for k in FILES} | {"cuda"}
     assert set(IMPLEMENTATIONS) == names
 
@@ -216,7 +217,7 @@ def test_v8_asks_for_its_stages_and_is_refused_where_they_do_not_fit(monkeypatch
 
     assert shared_bytes("v8", (128, 128, 32, 64, 64, 3, 8)) == 3 * 256 * 32 * 2
     assert max(shared_bytes("v8", c) for c in configs("v8")) == 3 * 384 * 64 * 2  # 144 KB
-    assert all(shared_bytes(k, c) == 0 for k in FILES if k not in ("v8", "v9", "v10")
+    assert all(shared_bytes(k, c) == 0 for k in FILES if k not in ("v8", "v9", "v10", "v11")
                for c in configs(k))
     monkeypatch.setattr(launchers, "gpu", lambda device=None: launch.Gpu(
         0, "an Ada GPU", (8, 9), 128, 99 * 1024))

@@ -1,7 +1,7 @@
 """The GEMM runs that compute-sanitizer watches (scripts/sanitize.py gemm): every CUDA rung on
 sizes that are multiples of no tile, one row, K shorter than a step, operands off 16-byte
-boundaries; every compiled configuration of v2 .. v10 forced on partial and whole tiles (v9's and
-v10's: on Hopper); every Triton rung on a few shapes.
+boundaries; every compiled configuration of v2 .. v11 forced on partial and whole tiles (v9 to
+v11: on Hopper); every Triton rung on a few shapes.
 
 ``runs(mode)``: "full" (memcheck, synccheck), "small" (racecheck, slow on large tiles: fewer,
 smaller shapes) or "triton"; each run is (name, fn, inputs(dtype) -> (a, b), dtypes).
@@ -38,9 +38,9 @@ def forced(kind: str, config: tuple, m: int, n: int, k: int):
 
 
 def served(name: str) -> list:
-    """The dtypes implementation ``name`` takes (cuda-v8, cuda-v9, cuda-v10: the 16-bit ones;
+    """The dtypes implementation ``name`` takes (cuda-v8 to cuda-v11: the 16-bit ones;
     cuda: all three)."""
-    kind = name.removeprefix("cuda").removeprefix("-")  # "" for cuda, "naive", "v1" .. "v10"
+    kind = name.removeprefix("cuda").removeprefix("-")  # "" for cuda, "naive", "v1" .. "v11"
     return [d for d in DTYPES if compiled_for(kind, d)]
 
 

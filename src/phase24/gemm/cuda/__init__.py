@@ -2,10 +2,11 @@
 (one idea each), the configurations each rung compiles (configs.py) and their launchers
 (launchers.py), as registry entries.
 
-``IMPLEMENTATIONS`` maps "cuda-naive", "cuda-v1" .. "cuda-v10" and "cuda" (the best rung for each
+``IMPLEMENTATIONS`` maps "cuda-naive", "cuda-v1" .. "cuda-v11" and "cuda" (the best rung for each
 shape) to ``matmul(a, b, out=None)``; ``RUNGS`` maps the same names to their tile kernels;
 ``which(a, b, name)`` says which kernel runs for the operands; ``build_jobs(targets)`` lists the
-files ``phase24 build`` compiles (the Hopper-only ones, ``HOPPER_ONLY``: v9's and v10's, for sm_90a alone).
+files ``phase24 build`` compiles (the Hopper-only ones, ``HOPPER_ONLY``: v9's to v11's, for sm_90a
+alone).
 """
 
 from __future__ import annotations

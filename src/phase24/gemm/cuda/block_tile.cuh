@@ -17,13 +17,19 @@ __device__ __forceinline__ BlockTile block_tile(int N) {
     return {(i / tiles_n) * BM, (i % tiles_n) * BN};
 }
 
-// Block blockIdx.x's tile in the grouped order (v7 on): GROUP rows of tiles, walked column by
-// column within the group (the last group may have fewer rows).
+// Tile i in the grouped order (v7 on): GROUP rows of tiles, walked column by column within the
+// group (the last group may have fewer rows).
 template <int BM, int BN, int GROUP>
-__device__ __forceinline__ BlockTile grouped_tile(int M, int N) {
+__device__ __forceinline__ BlockTile grouped_tile_at(long long i, int M, int N) {
     const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const long long i = blockIdx.x, per_group = GROUP * tiles_n;
+    const long long per_group = GROUP * tiles_n;
     const long long first = (i / per_group) * GROUP;
     const long long rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
     return {(first + (i % per_group) % rows) * BM, ((i % per_group) / rows) * BN};
+}
+
+// Block blockIdx.x's tile in the grouped order: one tile a block (v7 to v10).
+template <int BM, int BN, int GROUP>
+__device__ __forceinline__ BlockTile grouped_tile(int M, int N) {
+    return grouped_tile_at<BM, BN, GROUP>(blockIdx.x, M, N);
 }

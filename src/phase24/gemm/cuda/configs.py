@@ -28,6 +28,7 @@ FILES = {
     "v8": "v8_mma.cu",
     "v9": "v9_wgmma.cu",
     "v10": "v10_tma_producer.cu",
+    "v11": "v11_persistent.cu",
 }
 
 # Each rung's configuration parameters, in the order of its instance lines; a kernel's name
@@ -43,6 +44,7 @@ PARAMS = {
     "v8": ("BM", "BN", "BK", "WM", "WN", "S", "G"),
     "v9": ("BM", "BN", "BK", "S", "G"),
     "v10": ("BM", "BN", "BK", "S", "G"),
+    "v11": ("BM", "BN", "BK", "S", "G"),
 }
 
 # Each rung's configurations, built for every dtype, largest tile first (v7, v8, v9: their
@@ -66,15 +68,20 @@ CONFIGS = {
            (128, 64, 64, 4, 8)],
     "v10": [(128, 256, 64, 4, 8), (128, 256, 64, 3, 8), (128, 128, 64, 6, 8), (64, 256, 64, 5, 8),
             (64, 128, 64, 8, 8)],
+    "v11": [(128, 256, 64, 4, 8), (128, 256, 64, 3, 8), (128, 128, 64, 6, 8), (64, 256, 64, 5, 8),
+            (64, 128, 64, 8, 8)],
 }
 
 # The Tensor Core rungs compile float16 and bfloat16 kernels only (float32 is the SIMT rungs').
-SIXTEEN_BIT_ONLY = {"v8", "v9", "v10"}
+SIXTEEN_BIT_ONLY = {"v8", "v9", "v10", "v11"}
 
 # The rungs built for sm_90a alone (wgmma and TMA are Hopper's): `phase24 build` skips their files
 # for Ampere and Ada, where nvcc refuses them with one line, and their launchers refuse to run on
 # any GPU whose build is not sm_90a's (launchers.runs_here).
-HOPPER_KINDS = {"v9", "v10"}
+HOPPER_KINDS = {"v9", "v10", "v11"}
+
+# The rungs whose blocks stay and walk the tiles (v11): one block per SM, at most one per tile.
+PERSISTENT_KINDS = {"v11"}
 
 # The rungs with a table of configurations (v2 on): what the tuner times and the sanitizer forces.
 TUNABLE = tuple(kind for kind, params in PARAMS.items() if params)
@@ -84,7 +91,7 @@ FIXED_TILES = {"v0": (32, 8), "v1": (8, 32)}
 
 
 def source(kind: str) -> str:
-    """The file of rung `kind` ('v0' .. 'v10'), in this folder."""
+    """The file of rung `kind` ('v0' .. 'v11'), in this folder."""
     return FILES[kind]
 
 
@@ -130,16 +137,16 @@ def threads(kind: str, config: tuple) -> int:
         return p["BM"] * p["BN"] // (p["TM"] * p["TN"])
     if kind == "v9":  # a warpgroup (128 threads) per 64 rows of the tile
         return p["BM"] // 64 * 128
-    if kind == "v10":  # the same, and the producer's warpgroup
+    if kind in ("v10", "v11"):  # the same, and the producer's warpgroup
         return (p["BM"] // 64 + 1) * 128
     return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
 
 
 def shared_bytes(kind: str, config: tuple) -> int:
     """Dynamic shared memory a block of this configuration asks for at launch (the stages of A's
-    and B's tiles of v8, v9 and v10, 2-byte values; the Hopper rungs' 1 KB more, to start them on
+    and B's tiles of v8 to v11, 2-byte values; the Hopper rungs' 1 KB more, to start them on
     a 1024-byte boundary, as the 128-byte swizzle needs); the other rungs' is static (0 here)."""
-    if "S" not in PARAMS[kind]:  # the rungs with stages (v8, v9, v10)
+    if "S" not in PARAMS[kind]:  # the rungs with stages (v8 to v11)
         return 0
     p = named(kind, config)
     return p["S"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + (1024 if kind in HOPPER_KINDS else 0)

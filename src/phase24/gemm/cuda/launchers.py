@@ -1,13 +1,14 @@
-"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v10, one per rung, and gemm_best (`cuda`).
+"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v11, one per rung, and gemm_best (`cuda`).
 
 Each launcher is a tile kernel of gemm/args.py, ``fn(a, b, c)``: a (M, K) and b (K, N) row-major
 and contiguous, c the contiguous (M, N) output, one dtype. It picks the rung's kernel instance
 (dtype and compile-time configuration, from configs.py's table) and launches one block per tile
 of C on a one-dimensional grid. A rung with several configurations takes a caller's, else the
 tuned table's for the shape (tuned_configs.json, to be written by the offline tuner on one GPU),
-else its own choice (``choose``). The Hopper-only rungs (configs.HOPPER_KINDS: v9, v10) refuse, in
-one line, a GPU whose build is not sm_90a's. v10's kernels take TMA tensor maps of a and b
-(bridge/tensormap.py) in place of their addresses.
+else its own choice (``choose``). The Hopper-only rungs (configs.HOPPER_KINDS: v9 to v11) refuse,
+in one line, a GPU whose build is not sm_90a's. v10's and v11's kernels take TMA tensor maps of a
+and b (bridge/tensormap.py) in place of their addresses; v11's grid has one block per SM (at most
+one per tile), each block walking its tiles.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from phase24.bridge.tensormap import tiled_128b
 from phase24.core import tuned as tuned_tables
 from phase24.core.dtypes import TAG
 from phase24.gemm.args import GemmArgumentError
-from phase24.gemm.cuda.configs import (HOPPER_KINDS, blocks, compiled_for, configs,
-                                       kernel_name, shared_bytes, source, threads, tile)
+from phase24.gemm.cuda.configs import (HOPPER_KINDS, PERSISTENT_KINDS, blocks, compiled_for,
+                                       configs, kernel_name, shared_bytes, source, threads, tile)
 
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
 MAX_SIZE = 2**31 - 1  # M, N and K are C ints in the kernels' ABI (offsets are 64-bit)
-ALIGNED_ROW_KINDS = ("v8", "v9", "v10")  # rungs whose copies (cp.async, TMA) need 16-byte rows
-TMA_KINDS = ("v10",)  # rungs whose kernels take tensor maps of a and b
+ALIGNED_ROW_KINDS = ("v8", "v9", "v10", "v11")  # copies (cp.async, TMA) of 16-byte rows
+TMA_KINDS = ("v10", "v11")  # rungs whose kernels take tensor maps of a and b
 
 
 @lru_cache(maxsize=None)
@@ -39,7 +40,8 @@ def _kernel(source: str, name: str) -> Kernel:
 
 
 def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-    """Launch configuration `config` of rung `kind` on one tile of C per block."""
+    """Launch configuration `config` of rung `kind`: one tile of C per block, or (v11) one block
+    per SM."""
     if not compiled_for(kind, a.dtype):
         raise GemmArgumentError(f"cuda-{kind}: the Tensor Cores' rungs take float16 and bfloat16 "
                                 f"(got {a.dtype}; float32 runs on the SIMT rungs)")
@@ -57,11 +59,11 @@ def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Ten
     if shared > 48 * 1024:  # beyond 48 KB a kernel must ask for it
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shared)
     rows, _ = tile(kind, config)
-    # v10 takes a's map in boxes of a tile's rows x 64 values of K, b's in boxes of 64 x 64.
+    # v10 and v11 take a's map in boxes of a tile's rows x 64 values of K, b's in boxes of 64 x 64.
     operands = (lambda x, y: (tiled_128b(x, 64, rows), tiled_128b(y, 64, 64))) \
         if kind in TMA_KINDS else None
     launch_tiles(kernel, tile(kind, config), threads(kind, config), a, b, c, f"cuda-{kind}",
-                 shared, operands)
+                 shared, operands, sm_count(a.device) if kind in PERSISTENT_KINDS else None)
 
 
 def runs_here(kind: str, device=None) -> bool:
@@ -91,12 +93,14 @@ def _padded(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch
 
 
 def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, b: torch.Tensor,
-                 c: torch.Tensor, name: str, shared: int = 0, operands=None) -> None:
+                 c: torch.Tensor, name: str, shared: int = 0, operands=None,
+                 most: int | None = None) -> None:
     """Launch a kernel of the GEMM ABI (export.cuh; a learner's kernel follows it too) with
     ``block`` threads a block, one block per ``tile_mn`` (rows, columns) tile of C on a 1-D grid.
     A grid of more than MAX_GRID blocks is split into launches over bands of rows of C.
     ``operands(a_band, b)``, if given, makes what the kernel takes in place of the two (v10:
-    their TMA tensor maps)."""
+    their TMA tensor maps). ``most``, if given, caps the grid: a persistent kernel's blocks (v11)
+    walk the tiles themselves."""
     (m, k), n = a.shape, b.shape[1]
     if max(m, n, k) > MAX_SIZE:
         raise GemmArgumentError(f"{name}: M, N and K must each be below 2^31 "
@@ -107,7 +111,8 @@ def launch_tiles(kernel, tile_mn: tuple[int, int], block: int, a: torch.Tensor, 
     for start in range(0, m, band):
         stop = min(m, start + band)
         ab = (a[start:stop], b) if operands is None else operands(a[start:stop], b)
-        kernel.launch(-(-(stop - start) // rows) * tiles_n, block, *ab, c[start:stop],
+        grid = -(-(stop - start) // rows) * tiles_n
+        kernel.launch(min(grid, most or grid), block, *ab, c[start:stop],
                       np.int32(stop - start), np.int32(n), np.int32(k), shared_bytes=shared)
 
 
@@ -155,11 +160,11 @@ def _tunable(kind: str):
     return launcher
 
 
-gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8, gemm_v9, gemm_v10 = (
-    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"))
+gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8, gemm_v9, gemm_v10, gemm_v11 = (
+    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"))
 KINDS = {"v0": gemm_v0, "v1": gemm_v1, "v2": gemm_v2, "v3": gemm_v3, "v4": gemm_v4,
          "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7, "v8": gemm_v8, "v9": gemm_v9,
-         "v10": gemm_v10}
+         "v10": gemm_v10, "v11": gemm_v11}
 
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
@@ -191,14 +196,14 @@ def tuned_entry(a, b) -> tuple:
 
 def tuned_hit(a, b) -> tuple | None:
     """(rung, configuration) of the tuned table of a's GPU for this shape and dtype, or None
-    (also where the table's rung does not run here: v9 or v10 under PHASE24_PORTABLE=1)."""
+    (also where the table's rung does not run here: v9 to v11 under PHASE24_PORTABLE=1)."""
     kind, config, _ = tuned_entry(a, b)
     return (kind, config) if kind in KINDS and config in configs(kind) and \
         compiled_for(kind, a.dtype) and runs_here(kind, a.device) else None
 
 
 def gemm_best(a, b, c):
-    """The tuned table's rung and configuration for the shape (v9 or v10, wgmma, where one
+    """The tuned table's rung and configuration for the shape (v9 to v11, wgmma, where one
     measured fastest on a Hopper GPU), else v8 (Tensor Cores, every GPU) for float16 and
     bfloat16 and v7 (warp tiles, prefetched loads, grouped order) for float32, with their own
     choice of tile (``choose``). On the H200 v8 ran every bfloat16 shape of the benchmark 4 to 8
@@ -222,5 +227,6 @@ RUNGS = {
     "cuda-v8": gemm_v8,
     "cuda-v9": gemm_v9,
     "cuda-v10": gemm_v10,
+    "cuda-v11": gemm_v11,
     "cuda": gemm_best,
 }
