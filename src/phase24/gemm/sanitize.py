@@ -1,7 +1,8 @@
 """The GEMM runs that compute-sanitizer watches (scripts/sanitize.py gemm): every CUDA rung on
 sizes that are multiples of no tile, one row, K shorter than a step, operands off 16-byte
 boundaries; every compiled configuration of v2 .. v11 forced on partial and whole tiles (v9 to
-v11: on Hopper); every Triton rung on a few shapes.
+v11: on Hopper), v11's also on a grid of two blocks that walk nine tiles; every Triton rung on a
+few shapes.
 
 ``runs(mode)``: "full" (memcheck, synccheck), "small" (racecheck, slow on large tiles: fewer,
 smaller shapes) or "triton"; each run is (name, fn, inputs(dtype) -> (a, b), dtypes).
@@ -14,7 +15,8 @@ import torch
 from phase24.gemm import IMPLEMENTATIONS
 from phase24.gemm.args import entry
 from phase24.gemm.cuda import launchers as ci
-from phase24.gemm.cuda.configs import PARAMS, TUNABLE, compiled_for, configs, tile
+from phase24.gemm.cuda.configs import (PARAMS, PERSISTENT_KINDS, TUNABLE, compiled_for, configs,
+                                       tile)
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
@@ -37,6 +39,20 @@ def forced(kind: str, config: tuple, m: int, n: int, k: int):
             [d for d in DTYPES if compiled_for(kind, d)])
 
 
+def on_two_sms(run: tuple) -> tuple:
+    """A persistent rung's run (v11) with its grid cut to two blocks, so that each block walks
+    several tiles and reuses every slot of its pipeline across them."""
+    name, fn, inputs, dtypes = run
+
+    def two(a, b, out=None):
+        every, ci.sm_count = ci.sm_count, (lambda device=None: 2)
+        try:
+            return fn(a, b, out=out)
+        finally:
+            ci.sm_count = every
+    return (f"{name}_on_2_sms", two, inputs, dtypes)
+
+
 def served(name: str) -> list:
     """The dtypes implementation ``name`` takes (cuda-v8 to cuda-v11: the 16-bit ones;
     cuda: all three)."""
@@ -55,6 +71,8 @@ def cuda_runs(small: bool) -> list:
             bk = dict(zip(PARAMS[kind], config)).get("BK", 8)
             runs.append(forced(kind, config, bm + 3, bn + 5, 2 * bk + 3) if small else
                         forced(kind, config, 2 * bm + 3, 2 * bn + 5, 3 * bk + 3))
+            if kind in PERSISTENT_KINDS:
+                runs.append(on_two_sms(forced(kind, config, 2 * bm + 3, 2 * bn + 5, 3 * bk + 3)))
     return runs
 
 
