@@ -2,7 +2,8 @@
 // order of tiles, so consecutive blocks share a row panel of A (and read it from L2, not DRAM);
 // from v7 on, in the grouped order, so that the blocks running at once share panels of A and B.
 // The grid may have up to 2^31 - 1 blocks; the first row and column of the tile are 64-bit
-// numbers (rows x columns of C may pass 2^31).
+// numbers (rows x columns of C may pass 2^31), and so is every count of tiles (M + BM - 1 may
+// pass 2^31 when M is close to it).
 #pragma once
 
 struct BlockTile {
@@ -12,7 +13,7 @@ struct BlockTile {
 
 template <int BM, int BN>
 __device__ __forceinline__ BlockTile block_tile(int N) {
-    const long long tiles_n = (N + BN - 1) / BN;
+    const long long tiles_n = (N + BN - 1LL) / BN;
     const long long i = blockIdx.x;
     return {(i / tiles_n) * BM, (i % tiles_n) * BN};
 }
@@ -21,7 +22,7 @@ __device__ __forceinline__ BlockTile block_tile(int N) {
 // group (the last group may have fewer rows).
 template <int BM, int BN, int GROUP>
 __device__ __forceinline__ BlockTile grouped_tile_at(long long i, int M, int N) {
-    const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const long long tiles_m = (M + BM - 1LL) / BM, tiles_n = (N + BN - 1LL) / BN;
     const long long per_group = GROUP * tiles_n;
     const long long first = (i / per_group) * GROUP;
     const long long rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
