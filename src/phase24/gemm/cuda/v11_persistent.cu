@@ -48,7 +48,7 @@ __device__ void persistent_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T*
     const uint32_t base = (smem_addr(smem) + 1023) & ~1023u;
     auto a_tile = [&](int st) { return base + st * A_BYTES; };
     auto b_tile = [&](int st) { return base + STAGES * A_BYTES + st * B_BYTES; };
-    const long long tiles = ((M + BM - 1LL) / BM) * ((N + BN - 1LL) / BN);  // 64-bit: see block_tile
+    const long long tiles = ((M + BM - 1LL) / BM) * ((N + BN - 1LL) / BN);  // 64-bit counts
     const int steps = (K + BK - 1) / BK;
 
     if (threadIdx.x == 0) {
