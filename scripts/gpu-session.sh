@@ -3,13 +3,15 @@
 # (optionally) tuning, the benchmark and the profiles. Logs and results go to OUTDIR.
 #
 #   bash scripts/gpu-session.sh OUTDIR [steps...]
-#   steps: doctor tests tests-gemm tests-cuda tests-triton lab sanitize sanitize-new sanitize-triton tune
+#   steps: doctor tests tests-gemm tests-cuda tests-triton lab sanitize sanitize-new
+#          sanitize-race-v0-v9 sanitize-triton tune
 #          tune-triton bench profile minigpt planted
 #          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v9 tune-gemm-v10 tune-gemm-v11
 #          tune-gemm-decode
 #          bench-gemm bench-gemm-rungs profile-gemm
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
-#          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs)
+#          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs,
+#          sanitize-race-v0-v9 that racecheck alone)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs,
 #          in three parts that each fit one device call: tests-gemm (the GEMM files), tests-cuda
 #          and tests-triton (every other GPU file: the tests that name neither Triton nor rows
@@ -124,15 +126,18 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
               step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py softmax
               step sanitize-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize.py softmax
+              run_step sanitize-race-v0-v9
+              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
+                  --small --only cuda-v10 rows_v10
+              triton_san ;;
+    sanitize-race-v0-v9) # racecheck of v0 to v9, in three parts (one device call)
+              san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
               step sanitize-racecheck-v0-v5 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
                   --small --only cuda-naive cuda-v1 cuda-v2 cuda-v3 cuda-v4 cuda-v5 rows_v4 rows_v5
               step sanitize-racecheck-v6-v8 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
                   --small --only cuda-v6 cuda-v7 cuda-v8 cuda rows_v6 rows_v7 rows_v8
               step sanitize-racecheck-v9 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
-                  --small --only cuda-v9 rows_v9
-              step sanitize-racecheck-v10 "${san[@]}" --tool racecheck "$py" scripts/sanitize.py softmax \
-                  --small --only cuda-v10 rows_v10
-              triton_san ;;
+                  --small --only cuda-v9 rows_v9 ;;
     sanitize-new) # memcheck and synccheck of the whole ladder, racecheck of the newest rung
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=softmax_)
               step sanitize-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py softmax
