@@ -9,9 +9,9 @@
 // Prediction: a clear step over v1 on large squares, but well short of the FFMA peak: the inner
 // loop issues two shared-memory loads per FFMA (a[ty][k] is a broadcast, b[k][tx] conflict-free),
 // so the shared-memory pipe, not the FMA pipe, sets the pace (the profile: MIO throttle stalls).
-// Limit: one output per thread, so every FFMA still needs two loads from shared memory. An SM
-// issues one shared-memory instruction a clock and four FFMA (Ampere, Ada, Hopper): at most 1/8
-// of the FFMA peak, whatever the tile. And the block (1024 threads) waits twice per tile.
+// Limit: one output per thread, so every FFMA still needs two loads from shared memory. An SM of
+// 128 FP32 lanes (Hopper, Ada) issues four warps' FFMA a clock and one warp's shared-memory load:
+// at most 1/8 of the FFMA peak, whatever the tile. And the block (1024 threads) waits twice a tile.
 #include "block_tile.cuh"
 #include "elements.cuh"
 #include "export.cuh"

@@ -10,9 +10,9 @@
 // Prediction: two to three times v2's speed at 4096^3 in float32; the profile shows fewer
 // shared-memory instructions per FFMA and fewer barrier stalls, still far from the FFMA peak.
 // Limit: the A operand still costs one shared-memory load per FFMA; only B's loads are shared
-// among a thread's outputs. At one shared-memory instruction a clock against four FFMA, that is
-// at most TM / (TM + 1) / 4 of the FFMA peak (2/9 for TM = 8). The next rung blocks in both
-// directions.
+// among a thread's outputs. At one warp's shared-memory load a clock against four warps' FFMA
+// (an SM of 128 FP32 lanes), that is at most TM / (TM + 1) / 4 of the FFMA peak (2/9 for
+// TM = 8). The next rung blocks in both directions.
 #include "block_tile.cuh"
 #include "elements.cuh"
 #include "export.cuh"
