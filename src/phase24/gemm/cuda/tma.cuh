@@ -10,6 +10,8 @@
 #include <cuda.h>  // CUtensorMap
 #include <stdint.h>
 
+#include "../../core/cuda/shared_address.cuh"
+
 // An mbarrier that completes a phase after `count` arrivals (and the bytes it expects, if any).
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
@@ -18,6 +20,22 @@ __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
 // After the inits, by the thread that made them: they become visible to the TMA (async proxy).
 __device__ __forceinline__ void mbar_fence_init() {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// A pipeline's barriers, made by thread 0 before the block uses them: full[s] completes a phase
+// when the producer has arrived and the TMA's bytes have landed, empty[s] when `consumers`
+// warpgroups have arrived (each done reading slot s).
+template <int STAGES>
+__device__ __forceinline__ void init_slots(uint64_t (&full)[STAGES], uint64_t (&empty)[STAGES],
+                                           uint32_t consumers) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(shared_address(&full[s]), 1);
+            mbar_init(shared_address(&empty[s]), consumers);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
 }
 
 // One arrival that also says `bytes` more bytes will land before the phase may complete.

@@ -21,6 +21,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "../../core/cuda/shared_address.cuh"
 #include "block_tile.cuh"
 #include "sw128.cuh"
 #include "tma.cuh"
@@ -30,10 +31,6 @@
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "v10_tma_producer.cu uses TMA, wgmma and setmaxnreg, which only sm_90a has: build it for sm_90a"
 #endif
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 // --8<-- [start:kernel]
 template <typename T, int BM, int BN, int BK, int STAGES, int GROUP>
@@ -46,21 +43,14 @@ __device__ void tma_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T* c, int
     // launch asks for 1 KB more than the slots take); the barriers are static.
     extern __shared__ unsigned char smem[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    const uint32_t base = (smem_addr(smem) + 1023) & ~1023u;
+    const uint32_t base = (shared_address(smem) + 1023) & ~1023u;
     auto a_tile = [&](int st) { return base + st * A_BYTES; };
     auto b_tile = [&](int st) { return base + STAGES * A_BYTES + st * B_BYTES; };
     const BlockTile tile = grouped_tile<BM, BN, GROUP>(M, N);  // v7's order
     const int row0 = tile.row0, col0 = tile.col0;  // below 2^31: TMA's coordinates are ints
     const int steps = (K + BK - 1) / BK;
 
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(smem_addr(&full[s]), 1);  // the producer's arrival, plus the TMA's bytes
-            mbar_init(smem_addr(&empty[s]), CONSUMERS);
-        }
-        mbar_fence_init();
-    }
-    __syncthreads();
+    init_slots(full, empty, CONSUMERS);  // full: the producer and the TMA; empty: consumers
 
     // Step s uses slot s % STAGES in round s / STAGES; a barrier's phase r is round r's.
     const int wg = threadIdx.x / 128;
@@ -69,8 +59,8 @@ __device__ void tma_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T* c, int
         if (threadIdx.x == 0) {
             for (int step = 0; step < steps; ++step) {
                 const int st = step % STAGES;
-                mbar_wait(smem_addr(&empty[st]), ((step / STAGES) & 1) ^ 1);  // round - 1 read
-                const uint32_t bar = smem_addr(&full[st]);
+                mbar_wait(shared_address(&empty[st]), ((step / STAGES) & 1) ^ 1);  // round - 1 read
+                const uint32_t bar = shared_address(&full[st]);
                 mbar_expect_bytes(bar, A_BYTES + B_BYTES);
                 tma_load(a_tile(st), ta, bar, step * BK, row0);
 #pragma unroll
@@ -90,7 +80,7 @@ __device__ void tma_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T* c, int
     hold(acc);
     for (int step = 0; step < steps; ++step) {
         const int st = step % STAGES;
-        mbar_wait(smem_addr(&full[st]), (step / STAGES) & 1);  // this round's bytes are in
+        mbar_wait(shared_address(&full[st]), (step / STAGES) & 1);  // this round's bytes are in
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16)
@@ -98,7 +88,8 @@ __device__ void tma_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T* c, int
                                sw128::b_desc(b_tile(st), kk, BK));
         wgmma_commit();
         wgmma_wait<1>();  // step - 1's group is done: its slot may be refilled
-        if (step > 0 && threadIdx.x % 128 == 0) mbar_arrive(smem_addr(&empty[(step - 1) % STAGES]));
+        if (step > 0 && threadIdx.x % 128 == 0)
+            mbar_arrive(shared_address(&empty[(step - 1) % STAGES]));
     }
     wgmma_wait<0>();
     hold(acc);

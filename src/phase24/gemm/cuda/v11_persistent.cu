@@ -21,6 +21,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "../../core/cuda/shared_address.cuh"
 #include "block_tile.cuh"
 #include "sw128.cuh"
 #include "tma.cuh"
@@ -30,10 +31,6 @@
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "v11_persistent.cu uses TMA, wgmma and setmaxnreg, only sm_90a has them: build it for sm_90a"
 #endif
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 // --8<-- [start:kernel]
 template <typename T, int BM, int BN, int BK, int STAGES, int GROUP>
@@ -45,20 +42,13 @@ __device__ void persistent_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T*
     static_assert((BM == 64 || BM == 128) && BN % 64 == 0 && BN <= 256, "whole wgmma tiles");
     extern __shared__ unsigned char smem[];  // STAGES slots of A, then of B, 1024-byte aligned
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    const uint32_t base = (smem_addr(smem) + 1023) & ~1023u;
+    const uint32_t base = (shared_address(smem) + 1023) & ~1023u;
     auto a_tile = [&](int st) { return base + st * A_BYTES; };
     auto b_tile = [&](int st) { return base + STAGES * A_BYTES + st * B_BYTES; };
     const long long tiles = ((M + BM - 1LL) / BM) * ((N + BN - 1LL) / BN);  // 64-bit counts
     const int steps = (K + BK - 1) / BK;
 
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(smem_addr(&full[s]), 1);  // the producer's arrival, plus the TMA's bytes
-            mbar_init(smem_addr(&empty[s]), CONSUMERS);
-        }
-        mbar_fence_init();
-    }
-    __syncthreads();
+    init_slots(full, empty, CONSUMERS);  // full: the producer and the TMA; empty: consumers
 
     // The block's step `it` (counted over all its tiles) uses slot it % STAGES in round
     // it / STAGES; a barrier's phase r is round r's.
@@ -72,8 +62,8 @@ __device__ void persistent_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T*
                 const int row0 = tile.row0, col0 = tile.col0;  // TMA's coordinates are ints
                 for (int step = 0; step < steps; ++step, ++it) {
                     const int st = it % STAGES;
-                    mbar_wait(smem_addr(&empty[st]), ((it / STAGES) & 1) ^ 1);  // round - 1 read
-                    const uint32_t bar = smem_addr(&full[st]);
+                    mbar_wait(shared_address(&empty[st]), ((it / STAGES) & 1) ^ 1);  // round - 1
+                    const uint32_t bar = shared_address(&full[st]);
                     mbar_expect_bytes(bar, A_BYTES + B_BYTES);
                     tma_load(a_tile(st), ta, bar, step * BK, row0);
 #pragma unroll
@@ -97,7 +87,7 @@ __device__ void persistent_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T*
         hold(acc);
         for (int step = 0; step < steps; ++step, ++it) {
             const int st = it % STAGES;
-            mbar_wait(smem_addr(&full[st]), (it / STAGES) & 1);  // this round's bytes are in
+            mbar_wait(shared_address(&full[st]), (it / STAGES) & 1);  // this round's bytes are in
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK; kk += 16)
@@ -106,12 +96,12 @@ __device__ void persistent_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T*
             wgmma_commit();
             wgmma_wait<1>();  // the step before is done: its slot may be refilled
             if (step > 0 && threadIdx.x % 128 == 0)
-                mbar_arrive(smem_addr(&empty[(it - 1) % STAGES]));
+                mbar_arrive(shared_address(&empty[(it - 1) % STAGES]));
         }
         wgmma_wait<0>();
         hold(acc);
         if (threadIdx.x % 128 == 0)  // the tile's last slot too: the producer is already on
-            mbar_arrive(smem_addr(&empty[(it - 1) % STAGES]));  // the next tile
+            mbar_arrive(shared_address(&empty[(it - 1) % STAGES]));  // the next tile
         store_acc<BN>(acc, c, tile.row0 + cw * 64, tile.col0, M, N);
     }
 }

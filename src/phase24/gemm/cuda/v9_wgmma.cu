@@ -27,6 +27,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "../../core/cuda/shared_address.cuh"
 #include "block_tile.cuh"
 #include "export.cuh"
 #include "sw128.cuh"
@@ -36,10 +37,6 @@
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "v9_wgmma.cu uses wgmma, which only sm_90a has: build it for sm_90a (Hopper)"
 #endif
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 // 16 bytes from global memory to shared address `dst`, asynchronously; zeros where `full` is false.
 __device__ __forceinline__ void copy16(uint32_t dst, const void* src, bool full) {
@@ -62,7 +59,7 @@ __device__ void wgmma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
     // STAGES slots of A's tile, then STAGES of B's, from the first 1024-byte boundary (the
     // launch asks for 1 KB more than the slots take).
     extern __shared__ unsigned char smem[];
-    const uint32_t base = (smem_addr(smem) + 1023) & ~1023u;
+    const uint32_t base = (shared_address(smem) + 1023) & ~1023u;
     auto a_tile = [&](int st) { return base + st * A_BYTES; };
     auto b_tile = [&](int st) { return base + STAGES * A_BYTES + st * B_BYTES; };
     const BlockTile tile = grouped_tile<BM, BN, GROUP>(M, N);  // v7's order

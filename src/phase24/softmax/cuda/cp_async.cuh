@@ -3,12 +3,8 @@
 // a block can hold more of a row than its registers can. Rows not 16-byte aligned are copied
 // element by element instead, as load_raw reads them.
 #pragma once
+#include "../../core/cuda/shared_address.cuh"
 #include "raw_slots.cuh"
-
-// The 32-bit shared-memory address of p, as PTX instructions on shared memory take it.
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 // --8<-- [start:async]
 // Slots copied into shared memory by cp.async (sm_80+): global to shared without passing
