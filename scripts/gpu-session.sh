@@ -156,7 +156,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     grader)   step grader "$py" -m pytest -q -n 8 -p no:cacheprovider --timeout 280 -rfEs \
                   tests/test_grader_gpu.py tests/test_bench_file_gpu.py tests/test_gemm_learner_gpu.py \
                   tests/test_grader_defences.py tests/test_bench_file.py tests/test_bad_inputs.py ;;
-    tests-gemm) step tests-gemm "$py" -m pytest -q -n 8 -m gpu -p no:cacheprovider --timeout 280 \
+    tests-gemm) step tests-gemm "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 280 \
                   -rfEs $gemm_gpu ;;
     sanitize-gemm)
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=gemm_)
