@@ -13,9 +13,10 @@
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs,
 #          sanitize-race-v0-v9 that racecheck alone)
 #   tests: every GPU test but the lab commands' (each a subprocess: ~15 s apiece), which `lab` runs,
-#          in three parts that each fit one device call: tests-gemm (the GEMM files), tests-cuda
-#          and tests-triton (every other GPU file: the tests that name neither Triton nor rows
-#          past 2^31, and those that do).
+#          in four parts that each fit one device call: tests-gemm (the GEMM files), tests-cuda
+#          and tests-triton (every other GPU file but the grader's: the tests that name neither
+#          Triton nor rows past 2^31, and those that do), and grader (the grader's files, whose
+#          every test grades a file in a worker process: ~2 minutes of the device in all).
 #   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
 #   grader: the grader's GPU tests (every planted learner file and cheat graded on the GPU, bench
 #          --file) and its CPU-side tests that run anywhere (defences, bad inputs).
@@ -56,7 +57,9 @@ py=${PYTHON:-python3}
 status=0
 summary=()
 gemm_gpu=$(ls tests/test_gemm_*_gpu.py)   # tests-gemm's files
-other_gpu=$(ls tests/test_*_gpu.py | grep -v /test_gemm_)  # the rest, split by tests-cuda/-triton
+grader_gpu="tests/test_grader_gpu.py tests/test_bench_file_gpu.py"  # the grader step's
+other_gpu=$(ls tests/test_*_gpu.py | grep -v -e /test_gemm_ -e /test_grader_gpu -e /test_bench_file_gpu)
+                                           # the rest, split by tests-cuda/-triton
 triton_kernels="(triton or big_rows) and not (test_triton_gpu and not every_rung and not unaligned)"
 
 declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [tests-triton-situations]=330
@@ -104,8 +107,8 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     case $s in
     doctor)   step doctor "$py" -m phase24 doctor
               step hello "$py" -m phase24 hello ;;
-    tests)    # the three parts below, one after the other (together, more than one device call)
-              for t in tests-gemm tests-cuda tests-triton; do run_step $t; done ;;
+    tests)    # the four parts below, one after the other (together, more than one device call)
+              for t in tests-gemm tests-cuda tests-triton grader; do run_step $t; done ;;
     tests-cuda) step tests-cuda "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 \
                   -rfEs -k "not triton and not big_rows" $other_gpu ;;
     tests-triton) # the rungs in 8 processes; the calling situations (threads, streams, graphs,
@@ -153,8 +156,8 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;
     minigpt)  step minigpt "$py" -m phase24 minigpt speed --json "$out/minigpt_speed.json" ;;
-    grader)   step grader "$py" -m pytest -q -n 8 -p no:cacheprovider --timeout 280 -rfEs \
-                  tests/test_grader_gpu.py tests/test_bench_file_gpu.py tests/test_gemm_learner_gpu.py \
+    grader)   step grader "$py" -m pytest -v -n 8 -p no:cacheprovider --timeout 280 -rfEs \
+                  $grader_gpu tests/test_gemm_learner_gpu.py \
                   tests/test_grader_defences.py tests/test_bench_file.py tests/test_bad_inputs.py ;;
     tests-gemm) step tests-gemm "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 280 \
                   -rfEs $gemm_gpu ;;
