@@ -8,7 +8,7 @@
 #          tune-triton bench profile minigpt planted
 #          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v9 tune-gemm-v10 tune-gemm-v11
 #          tune-gemm-decode
-#          bench-gemm bench-gemm-rungs profile-gemm
+#          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs,
 #          sanitize-race-v0-v9 that racecheck alone)
@@ -30,8 +30,8 @@
 #          tune-gemm-decode (the Triton table's decode shapes, float32 then bfloat16, the rest
 #          from results/h200/gemm/tune-triton.json),
 #          bench-gemm (cublas, cuda, cuda-v8 to cuda-v11, triton), bench-gemm-rungs (every implementation on
-#          4096^3 and two decode shapes), profile-gemm (Nsight Compute: the naive rung, v2, v3,
-#          v7 and cuBLAS in float32, v8 to v11 and cuBLAS in bfloat16, at 4096^3; v8, v10, v11
+#          4096^3 and two decode shapes), profile-gemm (Nsight Compute: profile-gemm-f32, the naive
+#          rung, v2, v3, v7 and cuBLAS in float32, v8 to v11 and cuBLAS in bfloat16, at 4096^3; v8, v10, v11
 #          and cuBLAS in bfloat16 at 8192^3).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
 #   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
@@ -66,7 +66,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=300 [tune-gemm-decode-bf16]=300 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v11]=240
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=240 [tune-gemm-decode-bf16]=240 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v11]=240
                         [profile-gemm]=300 [profile-gemm-bf16]=180 [profile-gemm-bf16-8192]=120
                         [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
@@ -97,7 +97,7 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
 }
 
 case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
-    *" tests "*|*" tests-cuda "*|*" tests-triton "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" planted "*|*" grader "*|*" tests-gemm "*)
+    *" tests "*|*" tests-cuda "*|*" tests-triton "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" profile-gemm-f32 "*|*" planted "*|*" grader "*|*" tests-gemm "*)
         target=$("$py" -c 'import torch; from phase24.bridge import nvcc
 print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
         step build "$py" -m phase24 build --arch "$target" ;;
@@ -119,7 +119,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               step tests-triton-situations "$py" -m pytest -v -m gpu -p no:cacheprovider \
                   --timeout 300 -rfEs tests/test_triton_gpu.py -k "not every_rung and not unaligned" ;;
     planted)  step planted "$py" scripts/planted_bugs.py --gpu --log "$out/planted-runs.log" ;;
-    lab)      step lab "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs \
+    lab)      step lab "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs --durations=30 \
                   tests/test_lab_commands.py ;;
     sanitize) # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous
               # code. cuda-bindings probes driver entry points (cuGetProcAddress) that may be
@@ -208,13 +208,14 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               cp src/phase24/gemm/triton/triton_configs.json "$out/" ;;
     bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 cuda-v9 \
                   cuda-v10 cuda-v11 triton --out "$out/gemm" ;;
-    profile-gemm) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
-                  --out "$out/gemm-profiles"
+    profile-gemm) run_step profile-gemm-f32
               step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v9 \
                   cuda-v10 cuda-v11 cublas --shape 4096x4096x4096 --dtype bfloat16 \
                   --out "$out/gemm-profiles"
               step profile-gemm-bf16-8192 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v10 \
                   cuda-v11 cublas --shape 8192x8192x8192 --dtype bfloat16 --out "$out/gemm-profiles" ;;
+    profile-gemm-f32) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
+                  --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
     *)        echo "unknown step $s"; status=1 ;;
