@@ -17,7 +17,8 @@
 #          and tests-triton (every other GPU file but the grader's: the tests that name neither
 #          Triton nor rows past 2^31, and those that do), and grader (the grader's files, whose
 #          every test grades a file in a worker process: ~2 minutes of the device in all).
-#   planted: scripts/planted_bugs.py --gpu, each GPU test's planted bug, which it must catch.
+#   planted: scripts/planted_bugs.py --gpu --jobs 4, each GPU test's planted bug, which it must catch
+#          (24 entries: four at once, Triton's calling situations then one at a time).
 #   grader: the grader's GPU tests (every planted learner file and cheat graded on the GPU, bench
 #          --file) and its CPU-side tests that run anywhere (defences, bad inputs).
 #   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
@@ -118,7 +119,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   -rfEs $other_gpu -k "$triton_kernels"
               step tests-triton-situations "$py" -m pytest -v -m gpu -p no:cacheprovider \
                   --timeout 300 -rfEs tests/test_triton_gpu.py -k "not every_rung and not unaligned" ;;
-    planted)  step planted "$py" scripts/planted_bugs.py --gpu --log "$out/planted-runs.log" ;;
+    planted)  step planted "$py" scripts/planted_bugs.py --gpu --jobs 4 --log "$out/planted-runs.log" ;;
     lab)      step lab "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs --durations=30 \
                   tests/test_lab_commands.py ;;
     sanitize) # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous

@@ -1,12 +1,15 @@
 """Plant each bug a test is meant to catch, run that test, and see it fail.
 
-    python scripts/planted_bugs.py [--gpu] [--only NAME ...] [--list] [--timeout S]
+    python scripts/planted_bugs.py [--gpu] [--only NAME ...] [--list] [--timeout S] [--jobs N]
 
 Each entry below changes one line of the package (the text must appear exactly once, so the
 list cannot silently drift from the code), in a copy of the tree under a temporary folder, and
 runs the named tests against that copy. A bug is "caught" when the tests fail; "MISSED" when
 they pass, which is a defect of the tests. Without --gpu only the entries the CPU can show run
 (the Triton interpreter); with --gpu, the GPU entries. Exit status 1 if any bug was missed.
+--jobs N runs N entries at once, each in its own copy; the entries whose tests are Triton's
+calling situations (tests/test_triton_gpu.py: residency, deadlines, timing bounds, which other
+processes on the GPU would disturb) then run one at a time.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -262,6 +266,7 @@ def main() -> int:
     ap.add_argument("--list", action="store_true", help="list the entries and check they apply")
     ap.add_argument("--timeout", type=float, default=240, help="seconds per entry")
     ap.add_argument("--log", type=Path, help="also write each run's pytest output here")
+    ap.add_argument("--jobs", type=int, default=1, help="entries run at once (default 1)")
     args = ap.parse_args()
     bugs = [b for b in BUGS if (b.name in args.only if args.only else b.gpu == args.gpu)]
     if args.list:
@@ -274,8 +279,7 @@ def main() -> int:
     missed = 0
     log = args.log.open("w") if args.log else None
     print(f"{'bug':28} {'verdict':20} {'s':>6}  tests")
-    for b in bugs:
-        verdict, took, out = run(b, args.timeout)
+    for b, (verdict, took, out) in results(bugs, args.timeout, args.jobs):
         missed += verdict == "MISSED" or verdict.startswith("error")
         print(f"{b.name:28} {verdict:20} {took:6.1f}  {' '.join(t.split('::')[-1] for t in b.tests)}",
               flush=True)
@@ -283,6 +287,23 @@ def main() -> int:
             log.write(f"===== {b.name}: {b.what} -> {verdict}\n{out[-4000:]}\n")
             log.flush()
     return 1 if missed else 0
+
+
+def alone(bug: Bug) -> bool:
+    """Whether the entry's tests need the GPU to themselves (Triton's calling situations)."""
+    return any(t.startswith(GPU_TESTS) for t in bug.tests)
+
+
+def results(bugs: list[Bug], timeout: float, jobs: int):
+    """(bug, run's result) of every entry, as each ends: `jobs` at once, then those `alone`."""
+    together = [b for b in bugs if jobs == 1 or not alone(b)]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        running = {pool.submit(run, b, timeout): b for b in together}
+        for done in as_completed(running):
+            yield running[done], done.result()
+    for b in bugs:
+        if b not in together:
+            yield b, run(b, timeout)
 
 
 if __name__ == "__main__":
