@@ -18,7 +18,7 @@
 #          Triton nor rows past 2^31, and those that do), and grader (the grader's files, whose
 #          every test grades a file in a worker process: ~2 minutes of the device in all).
 #   planted: scripts/planted_bugs.py --gpu --jobs 4, each GPU test's planted bug, which it must catch
-#          (24 entries: four at once, Triton's calling situations then one at a time).
+#          (23 entries: four at once, then Triton's calling situations, 9, one at a time).
 #   grader: the grader's GPU tests (every planted learner file and cheat graded on the GPU, bench
 #          --file) and its CPU-side tests that run anywhere (defences, bad inputs).
 #   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
