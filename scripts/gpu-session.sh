@@ -120,7 +120,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               step tests-triton-situations "$py" -m pytest -v -m gpu -p no:cacheprovider \
                   --timeout 300 -rfEs tests/test_triton_gpu.py -k "not every_rung and not unaligned" ;;
     planted)  step planted "$py" scripts/planted_bugs.py --gpu --jobs 4 --log "$out/planted-runs.log" ;;
-    lab)      step lab "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 300 -rfEs --durations=30 \
+    lab)      step lab "$py" -m pytest -v -n 12 -m gpu -p no:cacheprovider --timeout 300 -rfEs --durations=30 \
                   tests/test_lab_commands.py ;;
     sanitize) # only the lab's kernels: torch's own reductions trip racecheck on warp-synchronous
               # code. cuda-bindings probes driver entry points (cuGetProcAddress) that may be
