@@ -67,7 +67,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=240 [tune-gemm-decode-bf16]=240 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v11]=240
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=220 [tune-gemm-decode-bf16]=220 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v11]=240
                         [profile-gemm]=300 [profile-gemm-bf16]=180 [profile-gemm-bf16-8192]=120
                         [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
