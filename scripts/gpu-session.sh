@@ -68,7 +68,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
                         [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=220 [tune-gemm-decode-bf16]=220 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v11]=240
-                        [profile-gemm]=300 [profile-gemm-bf16]=180 [profile-gemm-bf16-8192]=120
+                        [profile-gemm-f32]=300 [profile-gemm-bf16]=180 [profile-gemm-bf16-8192]=120
                         [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
@@ -215,7 +215,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   --out "$out/gemm-profiles"
               step profile-gemm-bf16-8192 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v10 \
                   cuda-v11 cublas --shape 8192x8192x8192 --dtype bfloat16 --out "$out/gemm-profiles" ;;
-    profile-gemm-f32) step profile-gemm "$py" -m phase24 profile gemm --all --dtype float32 \
+    profile-gemm-f32) step profile-gemm-f32 "$py" -m phase24 profile gemm --all --dtype float32 \
                   --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;

@@ -9,14 +9,14 @@ from phase24.harness import mainjob
 
 
 class RecordingParser:
-    """Stands for the CLI's parser: each step notes its name in `order` and returns `rc`."""
+    """Stands for the CLI's parser: each step notes its name in `order` and passes."""
 
-    def __init__(self, order: list[str], rc: dict[str, int]):
-        self.order, self.rc = order, rc
+    def __init__(self, order: list[str]):
+        self.order = order
 
     def parse_args(self, argv):
         name = " ".join(argv)
-        return SimpleNamespace(fn=lambda _: self.order.append(name) or self.rc.get(name, 0))
+        return SimpleNamespace(fn=lambda _: self.order.append(name) or 0)
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def gpu_steps(monkeypatch):
 def test_the_step_beside_runs_during_the_checks_and_ends_before_the_benchmarks(gpu_steps, capsys):
     gpu_steps(["doctor", "--no-ncu"])
     order = []
-    assert mainjob.run(RecordingParser(order, {}), True) == 0
+    assert mainjob.run(RecordingParser(order), True) == 0
     assert order == ["build", "check a", "check b", "bench a", "bench b"]  # beside: not in-process
     text = capsys.readouterr().out
     started, report = text.index("=== beside: python -m phase24 doctor"), text.index("│ python ")
@@ -46,7 +46,7 @@ def test_the_step_beside_runs_during_the_checks_and_ends_before_the_benchmarks(g
 
 def test_a_step_beside_that_fails_fails_the_main_job(gpu_steps, capsys):
     gpu_steps(["results", "nosuch"])
-    assert mainjob.run(RecordingParser([], {}), True) == 1
+    assert mainjob.run(RecordingParser([]), True) == 1
     text = capsys.readouterr().out
     assert "unknown operation 'nosuch'" in text and "=== beside: FAILED (exit 1)" in text
     assert "5 of 6 steps passed, 1 failed" in " ".join(text.split())

@@ -132,7 +132,7 @@ class _Beside:
     temporary file until ``finish`` waits for it and shows it."""
 
     def __init__(self, title: str, argv: list[str]):
-        self.title, self.argv, self.t0 = title, argv, time.monotonic()
+        self.title, self.t0 = title, time.monotonic()
         self.log = tempfile.TemporaryFile("w+")
         out(f"\n=== {title}: python -m phase24 {' '.join(argv)} (started; it runs beside the "
             "checks, and its output follows when it ends)")
