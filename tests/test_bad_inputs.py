@@ -75,11 +75,19 @@ def test_a_python_file_that_cannot_be_graded(tmp_path, name, text, said):
     (["profile", "softmax", "--shape", "banana"], "--shape: bad shape 'banana': write MxN"),
     (["profile", "softmax", "--shape", "0x5"], "--shape: bad shape '0x5': M and N must be"),
     (["profile", "softmax", "--impl", "cuda-v99"], "unknown implementation(s) cuda-v99"),
+    (["profile", "gemm", "--shape", "32768x8192"], "--shape: bad shape '32768x8192': write MxNxK"),
     (["results", "nosuch"], "unknown operation 'nosuch': the lab has gemm, softmax"),
     (["build", "--arch", "sm_75"], "invalid choice: 'sm_75'"),
 ])
 def test_a_bad_argument_is_one_line(argv, said):
     one_line(argv, said)
+
+
+@pytest.mark.parametrize("argv", [["profile", "gemm", "--all"], ["profile", "gemm"],
+                                  ["profile", "softmax", "--all"], ["profile", "softmax"]])
+def test_each_operation_profiles_at_its_own_shape_by_default(argv):
+    """Without --shape, an operation is profiled at its own recorded shape, never another op's."""
+    one_line(argv, "No GPU here: Nsight Compute needs one", rc=0)
 
 
 @needs_nvcc

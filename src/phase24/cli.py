@@ -229,8 +229,9 @@ def cmd_profile(args) -> int:
 
     op = _op(args)
     known(op, args.impl)
+    shape = args.shape or op.profiles[0][1]  # each op's own default: its first recorded profile's
     try:
-        op.parse_shape(args.shape)
+        op.parse_shape(shape)
     except ValueError as err:
         raise SystemExit(f"--shape: {err}") from None
     if not _gpu():
@@ -243,7 +244,7 @@ def cmd_profile(args) -> int:
         for s in prof.resummarise(op.name, out):
             console.print(prof.markdown(s))
         return 0
-    jobs = op.profiles if args.all else [(i, args.shape) for i in (args.impl or ["cuda"])]
+    jobs = op.profiles if args.all else [(i, shape) for i in (args.impl or ["cuda"])]
     status = 0
     for impl, shape in jobs:
         try:
@@ -326,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("profile", help="Nsight Compute on one launch, with a summary")
     s.add_argument("op", help=op_help)
     s.add_argument("--impl", nargs="+", help="registry names (default: cuda)")
-    s.add_argument("--shape", default="32768x8192", help="MxN (default 32768x8192)")
+    s.add_argument("--shape", help="MxN (softmax, default 32768x8192) or MxNxK (gemm, default 4096x4096x4096)")
     s.add_argument("--dtype", default="bfloat16", choices=dts)
     s.add_argument("--all", action="store_true", help="the chapter's recorded set of profiles")
     s.add_argument("--resummarise", action="store_true",
