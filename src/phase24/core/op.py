@@ -1,6 +1,6 @@
 """What an operation gives the lab's commands: the protocol every operation package fills in.
 
-An operation (softmax, and next a matrix product) is a package with a ``spec.py`` that builds one
+An operation (softmax, gemm) is a package with a ``spec.py`` that builds one
 ``Op``. The commands (check, bench, profile, results, the grader) take an Op by name and know
 nothing else about it: they make its cases, call its implementations, compare with its float64
 reference, time it against its ceiling and write its records.
