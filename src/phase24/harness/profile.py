@@ -24,12 +24,15 @@ from pathlib import Path
 
 def unit_scale(key: str, unit: str) -> float:
     """Scale a raw ncu value to this summary's units: microseconds for times, GB/s for
-    bandwidths. ncu picks the unit per value (ms, us, ns; TB/s, GB/s, ...), so read its prefix."""
+    bandwidths, bytes for sizes. ncu picks the unit per value (ms, us, ns; TB/s, GB/s, ...;
+    byte/block, Kbyte/block: 8 KiB of static shared memory reads 8.192 Kbyte), so read its prefix."""
     u = unit.strip()
     if key == "duration_us":
         return {"n": 1e-3, "u": 1.0, "µ": 1.0, "m": 1e3, "s": 1e6}.get(u[:1], 1.0)
     if key == "dram_gbps":
         return {"T": 1e3, "G": 1.0, "M": 1e-3, "K": 1e-6, "k": 1e-6, "b": 1e-9, "B": 1e-9}.get(u[:1], 1.0)
+    if key == "shared_bytes_per_block":
+        return {"K": 1e3, "k": 1e3, "M": 1e6}.get(u[:1], 1.0)
     return 1.0
 METRICS = {
     "duration_us": "gpu__time_duration.sum",
