@@ -9,7 +9,8 @@ src/phase24/softmax/cuda/ state no figures); each Triton rung
 twins of the generated tables (triton_ladder.es.md, softmax_table.es.md, minigpt_speed.es.md) and
 softmax_table.md (the README's table, which the pages include) are
 written here too, from the same JSON; GEMM's tables (results/h200/gemm/<dtype>_<group>.md and .es.md,
-src/phase24/gemm/tables.py) from its run beside them, results/h200/gemm/gemm.json, once committed, and
+src/phase24/gemm/tables.py) from its run beside them, results/h200/gemm/gemm.json, and those of the
+rungs' run (results/h200/gemm/rungs/), and
 the pages' includes of them below each GEMM results placeholder (tables.fill_page). This script is the only writer of those lines; tests/test_readme.py runs it with --check, so a header cannot drift
 from the committed JSON.
 """
@@ -26,6 +27,7 @@ KERNELS = ROOT / "src" / "phase24" / "softmax" / "cuda"
 LADDER = ROOT / "src" / "phase24" / "softmax" / "triton"
 RUN = RESULTS / "softmax.json"  # one run of every rung of both ladders
 GEMM_RUN = RESULTS / "gemm" / "gemm.json"  # GEMM's run (python -m phase24 bench gemm), once committed
+GEMM_RUNGS = RESULTS / "gemm" / "rungs" / "gemm.json"  # every rung on a few shapes (bench-gemm-rungs)
 
 
 def cuda_rungs() -> dict:
@@ -201,6 +203,7 @@ def tables(run: dict) -> dict:
            RESULTS / "softmax_table.es.md": markdown_table(run, lang="es") + "\n",
            RESULTS / "minigpt_speed.es.md": minigpt_table_es(minigpt)}
     out.update(gemm_tables(GEMM_RUN))
+    out.update(gemm_tables(GEMM_RUNGS))
     return out
 
 
@@ -210,20 +213,24 @@ def gemm_tables(path: Path) -> dict:
         return {}
     from phase24.gemm.tables import table_files
 
-    return {path.parent / name: text for name, text in table_files(json.loads(path.read_text())).items()}
+    source = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+    return {path.parent / name: text
+            for name, text in table_files(json.loads(path.read_text()), source).items()}
 
 
-def gemm_pages(path: Path, docs: Path = ROOT / "docs") -> dict:
+def gemm_pages(path: Path, docs: Path = ROOT / "docs", rungs_path: Path = GEMM_RUNGS) -> dict:
     """{page: text} of every page with a GEMM results placeholder, the includes below each made
-    from the tables of the run ``path`` (src/phase24/gemm/tables.py, fill_page)."""
+    from the tables of the run ``path`` and, for rows it lacks, of the rungs' run ``rungs_path``
+    (src/phase24/gemm/tables.py, fill_page)."""
     from phase24.gemm.tables import PLACEHOLDER, fill_page
 
     tables = {p.name: text for p, text in gemm_tables(path).items()}
+    rungs = {p.name: text for p, text in gemm_tables(rungs_path).items()}
     out = {}
     for page in sorted(docs.rglob("*.md")):
         text = page.read_text(encoding="utf-8")
         if any(PLACEHOLDER.match(line) for line in text.splitlines()):
-            out[page] = fill_page(text, "es" if page.name.endswith(".es.md") else "en", tables)
+            out[page] = fill_page(text, "es" if page.name.endswith(".es.md") else "en", tables, rungs)
     return out
 
 

@@ -132,15 +132,17 @@ def test_the_hook_writes_the_tables_beside_the_run(tmp_path: Path):
     assert hook.gemm_tables(tmp_path / "gemm.json") == {}
     (tmp_path / "gemm.json").write_text(json.dumps(synthetic_run()))
     made = hook.gemm_tables(tmp_path / "gemm.json")
-    assert made == {tmp_path / name: text for name, text in table_files(synthetic_run()).items()}
-    assert hook.GEMM_RUN == GEMM / "gemm.json"
+    assert made == {tmp_path / name: text for name, text in
+                    table_files(synthetic_run(), str(tmp_path / "gemm.json")).items()}
+    assert hook.GEMM_RUN == GEMM / "gemm.json" and hook.GEMM_RUNGS == GEMM / "rungs" / "gemm.json"
 
 
 @pytest.mark.skipif(not (GEMM / "gemm.json").exists(), reason="results/h200/gemm/gemm.json is not committed yet")
-def test_the_committed_tables_are_the_committed_runs():
-    run = json.loads((GEMM / "gemm.json").read_text())
-    for name, text in table_files(run).items():
-        path = GEMM / name
+@pytest.mark.parametrize("folder", [GEMM, GEMM / "rungs"], ids=["sweep", "rungs"])
+def test_the_committed_tables_are_the_committed_runs(folder):
+    run = json.loads((folder / "gemm.json").read_text())
+    for name, text in table_files(run, (folder / "gemm.json").relative_to(ROOT).as_posix()).items():
+        path = folder / name
         assert path.exists() and path.read_text(encoding="utf-8") == text, (
             f"{path.relative_to(ROOT)} differs from the run: python3 scripts/rung_headers.py rewrites it")
 
@@ -154,7 +156,7 @@ def include_problems(page: str, text: str, root: Path = ROOT) -> list[str]:
     another rung unseen. A page includes its own language's tables."""
     wrong = []
     for spec in INCLUDE.findall(text):
-        m = re.match(r"^(results/h200/gemm/\w+?(\.es)?\.md)(?::(.+))?$", spec)
+        m = re.match(r"^(results/h200/gemm/(?:rungs/)?\w+?(\.es)?\.md)(?::(.+))?$", spec)
         if not m:
             wrong.append(f"{page}: {spec}: not one of GEMM's tables")
             continue
@@ -247,13 +249,41 @@ def test_filling_a_page_is_idempotent_and_keeps_its_prose():
     assert fill_page(once, "en", {}) == page  # without a run, only the placeholders stay
 
 
+def _rungs_run() -> dict:
+    """A rungs' run: every rung at 4096^3 only, cuBLAS its own, another date."""
+    shape = (4096, 4096, 4096)
+    recs = [_record(impl, "float32", shape, 50.0 * share)
+            for impl, share in (("cublas", 1.0), ("cuda-v1", 0.12), ("cuda-v2", 0.16),
+                                ("cuda-v4", 0.34), ("cuda", 0.8))]
+    return {"op": "gemm", "gpu": "NVIDIA H200", "date": "2026-12-01T10:00:00+00:00",
+            "commit": "def5678", "copy_gbps": 4270.0, "baseline": "cublas", "records": recs}
+
+
+def test_rows_the_sweep_lacks_come_from_the_rungs_run_with_its_own_cublas_and_caption():
+    rungs = table_files(_rungs_run(), "results/h200/gemm/rungs/gemm.json")
+    assert "(results/h200/gemm/rungs/gemm.json)." in rungs["float32_squares.md"]
+    made = includes("float32 squares and decode, rows cublas cuda-v2 cuda-v4 cuda-v5", "en",
+                    _tables(), "", rungs)
+    lines = rungs["float32_squares.md"].splitlines()
+    # cuda-v2 from the sweep (it has it); cuda-v4 from the rungs' run, beside that run's cuBLAS
+    assert '--8<-- "results/h200/gemm/float32_squares.md:1:3,5:5"' in made
+    assert '--8<-- "results/h200/gemm/rungs/float32_squares.md:1:3,6:6"' in made, made
+    assert lines[2].startswith("| `cublas`") and lines[5].startswith("| `cuda-v4`")
+    assert f'--8<-- "results/h200/gemm/rungs/float32_squares.md:{len(lines)}:{len(lines)}"' in made
+    assert not any("rungs/float32_decode" in x for x in made)  # that run has no decode shapes
+    # said missing: only what neither run has, once, though cuda-v4 lacks decode shapes
+    assert made[-1] == "Not in the recorded run: `cuda-v5`; the command above times what is missing."
+    assert includes("float32 squares, rows cublas cuda-v2", "en", _tables(), "", rungs) == \
+        includes("float32 squares, rows cublas cuda-v2", "en", _tables())  # the sweep first
+
+
 @pytest.mark.skipif(not (GEMM / "gemm.json").exists(), reason="results/h200/gemm/gemm.json is not committed yet")
 def test_the_pages_includes_are_made_from_their_placeholders():
     """What the pages include below each placeholder is what fill_page makes from the committed
     tables (python3 scripts/rung_headers.py rewrites them)."""
-    tables = read_tables(GEMM)
+    tables, rungs = read_tables(GEMM), read_tables(GEMM / "rungs")
     assert tables, "results/h200/gemm/ has its run but no tables"
     stale = [str(page.relative_to(DOCS)) for page in sorted(DOCS.rglob("*.md"))
              if (text := page.read_text(encoding="utf-8")) != fill_page(
-                 text, "es" if page.name.endswith(".es.md") else "en", tables)]
+                 text, "es" if page.name.endswith(".es.md") else "en", tables, rungs)]
     assert not stale, f"GEMM includes out of date on {stale}: python3 scripts/rung_headers.py rewrites them"

@@ -10,7 +10,10 @@ and ``tflops``; cuBLAS is ``cublas``). Every table of a run has the same rows in
 by its line number in any of them; a rung with nothing on a group's shapes shows ``-``. The decode
 tables end with the memory roofline: the TFLOP/s a kernel would reach if it moved the operands and
 the result once at the copy bandwidth measured in the same run. ``table_files`` names every file;
-scripts/rung_headers.py writes them under results/h200/gemm/ beside the run.
+scripts/rung_headers.py writes them beside the run: results/h200/gemm/ for the standard sweep
+(``cublas``, ``cuda`` and the rungs it picks, ``triton``), results/h200/gemm/rungs/ for the rungs'
+run (every implementation of both ladders on a few shapes: the ``bench-gemm-rungs`` step of
+scripts/gpu-session.sh).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from phase24.softmax.tables import NBSP, es_number
 ELEMENT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 GROUPS = ("squares", "layer", "decode")
 DECODE_M = 64  # a shape with M at most this (and not square) is a decode shape
+TABLES = "results/h200/gemm"        # the standard sweep's run and its tables
+RUNGS = TABLES + "/rungs"           # the rungs' run and its tables
+RUN = TABLES + "/gemm.json"
 
 WORDS = {
     "en": dict(impl="implementation", roofline="memory roofline", x="x", dash="-",
@@ -33,10 +39,10 @@ WORDS = {
 CAPTION = {
     "en": ("{what}: TFLOP/s and, in brackets, the percentage of cuBLAS (`cublas`, the same shape in "
            "the same run{tf32}). `-`: not timed on that shape (the JSON's `refused` list says why)."
-           "{roof} {gpu}, {date} (results/h200/gemm/gemm.json)."),
+           "{roof} {gpu}, {date} ({source})."),
     "es": ("{what}: TFLOP/s y, entre paréntesis, el porcentaje de cuBLAS (`cublas`, la misma forma "
            "en la misma ejecución{tf32}). `–`: sin medir en esa forma (la lista `refused` del JSON "
-           "dice por qué).{roof} {gpu}, {date} (results/h200/gemm/gemm.json)."),
+           "dice por qué).{roof} {gpu}, {date} ({source})."),
 }
 WHAT = {
     "en": {"squares": "{dtype}, square products M = N = K",
@@ -111,8 +117,9 @@ def _shape_head(shape: tuple[int, int, int], lang: str) -> str:
     return f"{m}³" if m == n == k else WORDS[lang]["x"].join(map(str, shape))
 
 
-def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
-    """One dtype's table for one group of shapes (module docstring), with its caption."""
+def table(result: dict, dtype: str, group: str, lang: str = "en", source: str = RUN) -> str:
+    """One dtype's table for one group of shapes (module docstring), with its caption, which
+    names the run's file, ``source``."""
     w = WORDS[lang]
     cols = shapes(result, dtype, group)
     if not cols:
@@ -144,19 +151,19 @@ def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
     what = WHAT[lang][group].format(dtype=dtype)
     lines.append("\n" + CAPTION[lang].format(
         what=what, tf32=TF32[lang] if dtype == "float32" else "", roof=roof,
-        gpu=result.get("gpu", "?"), date=result.get("date", "")[:10]))
+        gpu=result.get("gpu", "?"), date=result.get("date", "")[:10], source=source))
     return "\n".join(lines) + "\n"
 
 
-def table_files(result: dict) -> dict[str, str]:
-    """{file name: text} of every table of the run: ``<dtype>_<group>.md`` and its Spanish twin
-    ``<dtype>_<group>.es.md``, for each dtype and group the run has."""
+def table_files(result: dict, source: str = RUN) -> dict[str, str]:
+    """{file name: text} of every table of the run (in the file ``source``): ``<dtype>_<group>.md``
+    and its Spanish twin ``<dtype>_<group>.es.md``, for each dtype and group the run has."""
     out = {}
     for dtype in dict.fromkeys(r["dtype"] for r in result["records"]):
         for group in GROUPS:
             if shapes(result, dtype, group):
-                out[f"{dtype}_{group}.md"] = table(result, dtype, group)
-                out[f"{dtype}_{group}.es.md"] = table(result, dtype, group, "es")
+                out[f"{dtype}_{group}.md"] = table(result, dtype, group, source=source)
+                out[f"{dtype}_{group}.es.md"] = table(result, dtype, group, "es", source)
     return out
 
 
@@ -169,8 +176,9 @@ def table_files(result: dict) -> dict[str, str]:
 #     <!-- results: gemm bfloat16 squares, layer and decode, rows cublas cuda triton (decode with the memory roofline) -->
 #
 # ``fill_page`` writes below each placeholder the includes that show those rows (the header, the
-# rows the run has, the caption), in the page's language, by line number; and, for rows the
-# recorded run lacks, one sentence that says so. The placeholder stays, so the includes are made
+# rows the run has, the caption), in the page's language, by line number: from the standard
+# sweep's tables, and for rows it lacks from the rungs' run's (each table with its own run's cuBLAS
+# row and caption); for rows neither run has, one sentence that says so. The placeholder stays, so the includes are made
 # again from it whenever the tables change (scripts/rung_headers.py does it; tests check it).
 
 PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*results:\s*gemm\s+(?P<spec>.*?)\s*-->[ \t]*$")
@@ -180,7 +188,6 @@ MISSING = {"en": "Not in the recorded run: {names}; the command above times what
            "es": "No están en la ejecución registrada: {names}; el comando de arriba mide lo que "
                  "falta."}
 ROOFLINE_ROW = re.compile(r"^\| (memory roofline|\*roofline\* de memoria) \|")
-TABLES = "results/h200/gemm"
 
 
 def parse_placeholder(spec: str) -> tuple[str, list[str], list[str], bool]:
@@ -207,27 +214,35 @@ def _spans(lines: list[int]) -> str:
     return ",".join(f"{a}:{b}" for a, b in spans)
 
 
-def includes(spec: str, lang: str, tables: dict[str, str], indent: str = "") -> list[str]:
-    """The lines below a placeholder: for each group whose table has a row asked for besides
-    cuBLAS's, an include of the header and those rows, then one of the caption; then, if the
-    recorded run lacks rows asked for, the sentence that says so. ``tables``: {file name: text}."""
+def includes(spec: str, lang: str, tables: dict[str, str], indent: str = "",
+             rungs: dict[str, str] | None = None) -> list[str]:
+    """The lines below a placeholder: for each group, an include of the header and the rows asked
+    for that the standard sweep's table has (if it has one besides cuBLAS's), then one of its
+    caption; then the same from the rungs' run's table for the rows the first lacked; then, if
+    neither run has a row asked for, the sentence that says so. ``tables``, ``rungs``: {file name:
+    text} of each run's tables."""
     dtype, groups, names, roofline = parse_placeholder(spec)
     out: list[str] = []
-    missing: list[str] = []
+    shown: set[str] = set()
     suffix = ".es.md" if lang == "es" else ".md"
     for group in groups:
         name = f"{dtype}_{group}{suffix}"
-        lines = tables.get(name, "").splitlines()
-        rows = {m[1]: i for i, line in enumerate(lines, start=1)
-                if (m := re.match(r"^\| `([\w-]+)` \|", line))}
-        missing += [n for n in names if n not in rows and n not in missing]
-        wanted = [rows[n] for n in names if n in rows]
-        if not any(n in rows for n in names if n != "cublas"):
-            continue
-        if roofline and group == "decode":
-            wanted += [i for i, line in enumerate(lines, start=1) if ROOFLINE_ROW.match(line)]
-        out += ["", f'{indent}--8<-- "{TABLES}/{name}:{_spans([1, 2] + wanted)}"', "",
-                f'{indent}--8<-- "{TABLES}/{name}:{len(lines)}:{len(lines)}"']
+        left = list(names)
+        for folder, files in ((TABLES, tables), (RUNGS, rungs or {})):
+            lines = files.get(name, "").splitlines()
+            rows = {m[1]: i for i, line in enumerate(lines, start=1)
+                    if (m := re.match(r"^\| `([\w-]+)` \|", line))}
+            found = [n for n in left if n in rows and n != "cublas"]
+            if not found:
+                continue
+            wanted = [rows[n] for n in names if n in rows and (n == "cublas" or n in found)]
+            if roofline and group == "decode":
+                wanted += [i for i, line in enumerate(lines, start=1) if ROOFLINE_ROW.match(line)]
+            out += ["", f'{indent}--8<-- "{folder}/{name}:{_spans([1, 2] + wanted)}"', "",
+                    f'{indent}--8<-- "{folder}/{name}:{len(lines)}:{len(lines)}"']
+            shown.update(found)
+            left = [n for n in left if n not in found]
+    missing = [n for n in names if n not in shown and n != "cublas"]
     if missing and tables:
         names_md = ", ".join(f"`{n}`" for n in missing)
         out += ["", indent + MISSING[lang].format(names=names_md)]
@@ -240,8 +255,10 @@ def _generated(line: str) -> bool:
         s.startswith(t.split("{")[0]) for t in MISSING.values())
 
 
-def fill_page(text: str, lang: str, tables: dict[str, str]) -> str:
-    """``text`` with the lines below each GEMM placeholder made again from ``tables``."""
+def fill_page(text: str, lang: str, tables: dict[str, str],
+              rungs: dict[str, str] | None = None) -> str:
+    """``text`` with the lines below each GEMM placeholder made again from ``tables`` (the standard
+    sweep's) and ``rungs`` (the rungs' run's)."""
     src = text.splitlines()
     out: list[str] = []
     i = 0
@@ -254,7 +271,7 @@ def fill_page(text: str, lang: str, tables: dict[str, str]) -> str:
             continue
         while i < len(src) and _generated(src[i]):
             i += 1
-        made = includes(m["spec"], lang, tables, m["indent"])
+        made = includes(m["spec"], lang, tables, m["indent"], rungs)
         before = [x.strip() for x in out[:-1] if x.strip() and not PLACEHOLDER.match(x)]
         if made and made[-1].strip() in before[-1:] and not any(INCLUDE_LINE.match(x) for x in made):
             made = []  # the same sentence as just above, for the placeholder before this one
