@@ -81,7 +81,7 @@ def triton_header(data: dict, impl: str) -> list[str]:
 
 def ladder_table(data: dict, lang: str = "en") -> str:
     """The Triton ladder's figures (results/h200/triton_ladder.md, .es.md; lab 03 shows them)."""
-    from phase24.softmax.tables import NBSP, es_number
+    from phase24.core.spanish import NBSP, es_number
 
     en = lang == "en"
     num = (lambda v, d: f"{v:.{d}f}") if en else es_number
@@ -117,7 +117,7 @@ def ladder_table(data: dict, lang: str = "en") -> str:
 def cuda_ladder_table(data: dict, lang: str = "en") -> str:
     """Every CUDA rung's figures (results/h200/cuda_ladder.md, .es.md; lab 02 shows it): the bulk
     sweep's % of copy per dtype (lowest-highest, median) and the few-row shapes' us."""
-    from phase24.softmax.tables import NBSP, es_number
+    from phase24.core.spanish import NBSP, es_number
 
     num = (lambda v, d: f"{v:.{d}f}") if lang == "en" else es_number
     dash = "-" if lang == "en" else "–"
@@ -176,7 +176,7 @@ ADDS_ES = {
 
 def minigpt_table_es(d: dict) -> str:
     """`python -m phase24 results --minigpt` (results/h200/minigpt_speed.md) in Spanish."""
-    from phase24.softmax.tables import NBSP
+    from phase24.core.spanish import NBSP
 
     c = d["config"]
     lines = ["| motor | tokens/s |", "|---|---|"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from phase24.softmax.tables import NBSP, es_number
+from phase24.core.spanish import NBSP, es_number
 
 ELEMENT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 GROUPS = ("squares", "layer", "decode")

@@ -4,17 +4,10 @@ caller's time per call beside a copy of the same bytes), in English or Spanish."
 
 from __future__ import annotations
 
+from phase24.core.spanish import NBSP, es_number
 from phase24.softmax.shapes import is_bulk
 
 # Spanish pages: decimal comma, digits not grouped, µs, and a no-break space before units and %.
-NBSP = "\u00a0"
-
-
-def es_number(x: float, decimals: int) -> str:
-    """A number as a Spanish text writes it: decimal comma, digits not grouped (4242; 506,3)."""
-    return f"{x:.{decimals}f}".replace(".", ",")
-
-
 # The table's words and number style, per language.
 TABLE_WORDS = {
     "en": dict(dtype="dtype", shape="M x N", vs="cuda vs torch", refused="refused", x="x",
