@@ -74,3 +74,17 @@ def test_host_table_shows_few_rows_beside_their_copy():
     assert lines[0] == "| dtype | M x N | copy | torch | cuda | triton | quack | cuda / copy |"
     assert lines[2:] == [
         "| float32 | 1x32768 | 4.0 us | 14.0 us | 8.0 us | refused | 6.0 us | 50% |"]
+
+
+def test_results_markdown_prints_each_operations_own_tables():
+    """`results OP --markdown`: softmax's status tables, GEMM's tables of its sweep (it printed
+    softmax's for a GEMM run, a KeyError)."""
+    import subprocess
+    import sys
+
+    for op, first in (("softmax", "| dtype |"), ("gemm", "| implementation |")):
+        done = subprocess.run([sys.executable, "-m", "phase24", "results", op, "--markdown"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert done.stdout.startswith(first), done.stdout[:200]
+    assert "`cublas`" in done.stdout and "square products" in done.stdout

@@ -209,12 +209,9 @@ def cmd_results(args) -> int:
             print(op.plot(result, path.with_suffix(".png")).relative_to(REPO))
         return 0
     if getattr(args, "markdown", False):
-        from phase24.softmax.tables import host_table, markdown_table
-
         runs = recorded(op)
         if runs:  # the newest run's tables (results/<gpu>/<op>/README.md shows them)
-            print(markdown_table(runs[0][1]))
-            print("\n" + host_table(runs[0][1]))
+            print(op.markdown(runs[0][1]))
         return 0
     return show_recorded(op, list(op.implementations()) if getattr(args, "all", False)
                          else list(op.main))

@@ -69,6 +69,7 @@ class Op:
     build_jobs: Callable[[list[str]], list[tuple[Path, str]]]  # kernel files x targets
     hopper_only: Callable[[], set[str]]
     main: tuple[str, ...]                        # the implementations shown by default
+    markdown: Callable[[dict], str]              # a run's tables, as `results OP --markdown` prints
     extra_name: str = "extra"                    # the checker's column for Comparison.extra
     few_shapes: tuple = ()                       # shapes where a caller's per-call time counts
     flops: Callable[[tuple], int] | None = None  # a shape's arithmetic, for TFLOP/s in records

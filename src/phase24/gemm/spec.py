@@ -172,6 +172,13 @@ PROFILES = tuple((impl, "4096x4096x4096") for impl in
                  ("cuda-naive", "cuda-v2", "cuda-v3", "cuda-v7", "cublas"))
 
 
+def markdown(result: dict) -> str:
+    from phase24.gemm.tables import table_files
+
+    return "\n".join(text for name, text in table_files(result).items()
+                     if not name.endswith(".es.md"))
+
+
 OP = Op(
     name="gemm",
     implementations=implementations, reference=reference, pick=_pick,
@@ -183,6 +190,6 @@ OP = Op(
     make_inputs=make_inputs, bytes_moved=bytes_moved, flops=flops,
     bench_dtypes=("float32", "bfloat16"), peers=dict, which=which, not_here=not_here,
     learner=learner, compile_only=compile_only, plot=plot, profiles=PROFILES,
-    build_jobs=build_jobs, hopper_only=hopper_only, main=("cublas", "cuda", "triton"),
+    build_jobs=build_jobs, hopper_only=hopper_only, main=("cublas", "cuda", "triton"), markdown=markdown,
     extra_name="L2/bound", few_shapes=DECODE, not_swept=not_swept,
 )

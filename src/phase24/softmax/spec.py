@@ -184,6 +184,12 @@ def hopper_only() -> set[str]:
     return set(cuda.HOPPER_ONLY)
 
 
+def markdown(result: dict) -> str:
+    from phase24.softmax.tables import host_table, markdown_table
+
+    return markdown_table(result) + "\n\n" + host_table(result)
+
+
 OP = Op(
     name="softmax",
     implementations=implementations, reference=reference, pick=_pick,
@@ -196,5 +202,6 @@ OP = Op(
     bench_dtypes=("float32", "bfloat16"), peers=peers, which=which, not_here=not_here,
     learner=learner, compile_only=compile_only, plot=plot, profiles=PROFILES,
     build_jobs=build_jobs, hopper_only=hopper_only, main=("torch", "cuda", "triton"),
+    markdown=markdown,
     extra_name="sum err", few_shapes=FEW_ROW_SHAPES,
 )
