@@ -287,3 +287,18 @@ def test_the_pages_includes_are_made_from_their_placeholders():
              if (text := page.read_text(encoding="utf-8")) != fill_page(
                  text, "es" if page.name.endswith(".es.md") else "en", tables, rungs)]
     assert not stale, f"GEMM includes out of date on {stale}: python3 scripts/rung_headers.py rewrites them"
+
+
+def test_the_rungs_run_is_among_the_recorded_runs(tmp_path, monkeypatch):
+    """`results gemm --all` and `bench gemm` on a machine with no GPU show a rung from the rungs'
+    run (results/<gpu>/gemm/rungs/gemm.json) where the standard sweep does not have it."""
+    from phase24.harness import report
+    from phase24.harness.ops import get
+
+    (tmp_path / "h200" / "gemm" / "rungs").mkdir(parents=True)
+    (tmp_path / "h200" / "gemm" / "gemm.json").write_text(json.dumps(synthetic_run()))
+    (tmp_path / "h200" / "gemm" / "rungs" / "gemm.json").write_text(json.dumps(_rungs_run()))
+    monkeypatch.setattr(report, "RESULTS", tmp_path)
+    runs = report.recorded(get("gemm"))
+    assert [p.relative_to(tmp_path).as_posix() for p, _ in runs] == [
+        "h200/gemm/gemm.json", "h200/gemm/rungs/gemm.json"]  # newest first

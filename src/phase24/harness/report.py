@@ -100,9 +100,11 @@ def _us(v) -> str:
 
 def recorded(op: Op) -> list[tuple[Path, dict]]:
     """Each GPU's recorded benchmark runs of ``op``, newest first: results/<gpu>/<op>/<op>.json,
-    then results/<gpu>/<op>.json (where runs of every rung were kept before the per-operation
+    the runs in its subfolders (results/h200/gemm/rungs/: every rung on a few shapes), then
+    results/<gpu>/<op>.json (where runs of every rung were kept before the per-operation
     folders)."""
     found = sorted(RESULTS.glob(f"*/{op.name}/{op.name}.json")) + \
+        sorted(RESULTS.glob(f"*/{op.name}/*/{op.name}.json")) + \
         sorted(RESULTS.glob(f"*/{op.name}.json"))
     runs = []
     for f in found:
