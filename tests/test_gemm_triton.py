@@ -52,6 +52,7 @@ def test_every_rung_on_cpu_cases_float16(name):
 # Forced configurations: small tiles, so that the CPU shapes have several of them.
 SMALL_V1 = v1_grouped.Config(16, 16, 16, group_m=2, num_warps=4, num_stages=2)
 SMALL_V3 = v3_splitk.Config(16, 16, 16, split=3, num_warps=4, num_stages=2)
+VECTOR_V3 = v3_splitk.Config(1, 16, 16, split=3, num_warps=4, num_stages=1)
 FORCED = {
     # 3 x 5 tiles in groups of 2 rows (the last group has one): the grouped walk covers each once
     "v1-groups": (v1_grouped.matmul_tiles, SMALL_V1,
@@ -63,6 +64,11 @@ FORCED = {
     "v3-split": (v3_splitk.matmul_tiles, SMALL_V3,
                  [plain(33, 65, 129), plain(16, 40, 96), plain(1, 96, 80), plain(7, 2, 9),
                   plain(3, 5, 1)]),
+    # one row: the vector kernel, K in 3 chunks (the last short), one chunk, N past its tiles;
+    # more rows than one take the 16-row tile (7 x 2 x 9)
+    "v3-vector": (v3_splitk.matmul_tiles, VECTOR_V3,
+                  [plain(1, 65, 129), plain(1, 40, 96), plain(1, 96, 80), plain(1, 2, 9),
+                   plain(1, 5, 1), plain(7, 2, 9)]),
 }
 
 
@@ -86,6 +92,14 @@ def test_forced_paths_run_their_own_kernels():
     assert plan.describe() == (
         "triton-v3 partial_kernel[15x3](BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, EVEN_K=False, "
         "num_warps=4, num_stages=2); then triton-v3 sum_kernel[3](BLOCK=1024, num_warps=4)")
+    plan = v3_splitk.decide(torch.randn(1, 129), torch.randn(129, 65), None, VECTOR_V3)
+    assert plan.describe() == (
+        "triton-v3 vector_kernel[5x3](BLOCK_N=16, BLOCK_K=16, num_warps=4, num_stages=1); "
+        "then triton-v3 sum_kernel[1](BLOCK=1024, num_warps=4)")
+    plan = v3_splitk.decide(torch.randn(2, 129), torch.randn(129, 65), None, VECTOR_V3)
+    assert plan.describe().startswith("triton-v3 partial_kernel[5x3](BLOCK_M=16, ")
+    assert any(c.block_m == 1 for c in v3_splitk.candidates(1, 4096, 4096, 4, 232448, 132))
+    assert not any(c.block_m == 1 for c in v3_splitk.candidates(2, 4096, 4096, 4, 232448, 132))
 
 
 def test_a_nan_filled_output_is_overwritten_everywhere():

@@ -157,6 +157,21 @@ def main() -> int:
                     if aligned and c.num_stages > 1 and "cp.async" not in ptx:
                         fail(f"{what}: loads not asynchronous (no software pipelining)")
                     n += 1
+                vectors = {(c.block_n, c.block_k, c.num_warps, c.num_stages): c
+                           for c in v3_splitk.candidates(1, 4096, 4096, elem, smem, sms)
+                           if c.block_m == 1}
+                for c in vectors.values():  # one row of A: B's tile in registers, no tl.dot
+                    what = f"{tag} v3 vector {c}"
+                    ptx = compile_(what, v3_splitk.vector_kernel,
+                                   {"a_ptr": f"*{dt}", "b_ptr": f"*{dt}", "out_ptr": "*fp32",
+                                    "N": "i32", "K": "i32", "chunk": "i32"},
+                                   dict(BLOCK_N=c.block_n, BLOCK_K=c.block_k), cc, smem, aligned,
+                                   dict(num_warps=c.num_warps, num_stages=c.num_stages))
+                    if "mma" in ptx:
+                        fail(f"{what}: tensor-core products in the vector kernel")
+                    if aligned and "ld.global.v4" not in ptx:
+                        fail(f"{what}: B's rows not read 16 bytes at a time")
+                    n += 1
                 compile_(f"{tag} v3 sum", v3_splitk.sum_kernel,
                          {"ws_ptr": "*fp32", "c_ptr": f"*{dt}", "MN": "i32", "SPLIT": "i32"},
                          dict(BLOCK=v3_splitk.SUM_BLOCK), cc, smem, aligned, dict(num_warps=4))

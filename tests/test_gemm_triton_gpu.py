@@ -45,10 +45,11 @@ def test_more_than_2_31_outputs(name, dtype):
 FORCED = {
     "v3 split 8": (v3_splitk.matmul_tiles, v3_splitk.Config(16, 64, 64, 8, 4, 3)),
     "v3 split 3 wide": (v3_splitk.matmul_tiles, v3_splitk.Config(64, 128, 128, 3, 4, 3)),
+    "v3 vector": (v3_splitk.matmul_tiles, v3_splitk.Config(1, 64, 32, 4, 4, 1)),  # one row of A
     "v1 small groups": (v1_grouped.matmul_tiles, v1_grouped.Config(64, 64, 32, 4, 4, 3)),
     "v2 small tiles": (v2_persistent.matmul_tiles, v1_grouped.Config(64, 64, 64, 4, 4, 3)),
 }
-EDGES = [plain(1, 4096, 4096), plain(16, 1000, 3000), plain(64, 1000, 777), plain(3, 5000, 4097),
+EDGES = [plain(1, 4096, 4096), plain(1, 5000, 4097), plain(16, 1000, 3000), plain(64, 1000, 777), plain(3, 5000, 4097),
          plain(300, 520, 1000), sliced(40, 96, 520), plain(1, 1, 1)]
 
 
