@@ -75,11 +75,13 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [sanitize-synccheck]=120 [tune]=300
                         [bench]=300 [profile]=300 [minigpt]=120)
 
-triton_san() {  # every Triton rung and tuner configuration, every tool
-    local t
+triton_san() {  # every Triton rung and tuner configuration of both operations, every tool
+    local t op
     for t in memcheck racecheck synccheck; do
-        step sanitize-triton-$t compute-sanitizer --error-exitcode 9 --report-api-errors no \
-            --tool $t "$py" scripts/sanitize.py softmax --triton
+        for op in softmax gemm; do
+            step sanitize-triton-$op-$t compute-sanitizer --error-exitcode 9 \
+                --report-api-errors no --tool $t "$py" scripts/sanitize.py $op --triton
+        done
     done
 }
 

@@ -2,7 +2,7 @@
 sizes that are multiples of no tile, one row, K shorter than a step, operands off 16-byte
 boundaries; every compiled configuration of v2 .. v11 forced on partial and whole tiles (v9 to
 v11: on Hopper), v11's also on a grid of two blocks that walk nine tiles; every Triton rung on a
-few shapes.
+few shapes, and triton-v3's vector kernel (one row of A) forced.
 
 ``runs(mode)``: "full" (memcheck, synccheck), "small" (racecheck, slow on large tiles: fewer,
 smaller shapes) or "triton"; each run is (name, fn, inputs(dtype) -> (a, b), dtypes).
@@ -78,9 +78,13 @@ def cuda_runs(small: bool) -> list:
 
 def triton_runs() -> list:
     from phase24.gemm import triton
+    from phase24.gemm.triton import v3_splitk
 
+    vector = v3_splitk.Config(1, 64, 32, 3, 4, 1)  # one row of A: v3's vector kernel, 3 chunks
+    fn = entry("triton-v3(vector)", lambda a, b, c: v3_splitk.matmul_tiles(a, b, c, vector))
     return [(name, fn, operands(*s), DTYPES[:2]) for name, fn in triton.IMPLEMENTATIONS.items()
-            for s in ((1, 96, 80), (33, 65, 129), (16, 512, 1024), (70, 72, 40, True))]
+            for s in ((1, 96, 80), (33, 65, 129), (16, 512, 1024), (70, 72, 40, True))] + \
+        [("triton-v3(vector)", fn, operands(1, 200, 301), DTYPES[:2])]
 
 
 def runs(mode: str) -> list:
