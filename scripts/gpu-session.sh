@@ -31,7 +31,8 @@
 #          tune-gemm-decode (the Triton table's decode shapes, float32 then bfloat16, the rest
 #          from results/h200/gemm/tune-triton.json),
 #          bench-gemm (cublas, cuda, cuda-v8 to cuda-v11, triton), bench-gemm-rungs (every implementation on
-#          4096^3 and two decode shapes: its gemm.json is results/h200/gemm/rungs/), profile-gemm (Nsight Compute: profile-gemm-f32, the naive
+#          4096^3 and two decode shapes: its gemm.json is results/h200/gemm/rungs/),
+#          profile-gemm (Nsight Compute: profile-gemm-f32, the naive
 #          rung, v2, v3, v7 and cuBLAS in float32, v8 to v11 and cuBLAS in bfloat16, at 4096^3; v8, v10, v11
 #          and cuBLAS in bfloat16 at 8192^3).
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.

@@ -26,8 +26,8 @@ RESULTS = ROOT / "results" / "h200"
 KERNELS = ROOT / "src" / "phase24" / "softmax" / "cuda"
 LADDER = ROOT / "src" / "phase24" / "softmax" / "triton"
 RUN = RESULTS / "softmax.json"  # one run of every rung of both ladders
-GEMM_RUN = RESULTS / "gemm" / "gemm.json"  # GEMM's run (python -m phase24 bench gemm), once committed
-GEMM_RUNGS = RESULTS / "gemm" / "rungs" / "gemm.json"  # every rung on a few shapes (bench-gemm-rungs)
+GEMM_RUN = ROOT / "results/h200/gemm/gemm.json"  # GEMM's run (bench gemm): tables.RUN
+GEMM_RUNGS = ROOT / "results/h200/gemm/rungs/gemm.json"  # every rung, a few shapes: tables.RUNGS
 
 
 def cuda_rungs() -> dict:
@@ -230,7 +230,8 @@ def gemm_pages(path: Path, docs: Path = ROOT / "docs", rungs_path: Path = GEMM_R
     for page in sorted(docs.rglob("*.md")):
         text = page.read_text(encoding="utf-8")
         if any(PLACEHOLDER.match(line) for line in text.splitlines()):
-            out[page] = fill_page(text, "es" if page.name.endswith(".es.md") else "en", tables, rungs)
+            lang = "es" if page.name.endswith(".es.md") else "en"
+            out[page] = fill_page(text, lang, tables, rungs)
     return out
 
 

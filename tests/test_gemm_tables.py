@@ -135,6 +135,9 @@ def test_the_hook_writes_the_tables_beside_the_run(tmp_path: Path):
     assert made == {tmp_path / name: text for name, text in
                     table_files(synthetic_run(), str(tmp_path / "gemm.json")).items()}
     assert hook.GEMM_RUN == GEMM / "gemm.json" and hook.GEMM_RUNGS == GEMM / "rungs" / "gemm.json"
+    from phase24.gemm import tables as gemm_tables  # the pages' includes name the same files
+    assert hook.GEMM_RUN == ROOT / gemm_tables.RUN
+    assert hook.GEMM_RUNGS == ROOT / gemm_tables.RUNGS / "gemm.json"
 
 
 @pytest.mark.skipif(not (GEMM / "gemm.json").exists(), reason="results/h200/gemm/gemm.json is not committed yet")

@@ -49,7 +49,8 @@ FORCED = {
     "v1 small groups": (v1_grouped.matmul_tiles, v1_grouped.Config(64, 64, 32, 4, 4, 3)),
     "v2 small tiles": (v2_persistent.matmul_tiles, v1_grouped.Config(64, 64, 64, 4, 4, 3)),
 }
-EDGES = [plain(1, 4096, 4096), plain(1, 5000, 4097), plain(16, 1000, 3000), plain(64, 1000, 777), plain(3, 5000, 4097),
+EDGES = [plain(1, 4096, 4096), plain(1, 5000, 4097),
+         plain(16, 1000, 3000), plain(64, 1000, 777), plain(3, 5000, 4097),
          plain(300, 520, 1000), sliced(40, 96, 520), plain(1, 1, 1)]
 
 

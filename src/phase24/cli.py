@@ -324,7 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("profile", help="Nsight Compute on one launch, with a summary")
     s.add_argument("op", help=op_help)
     s.add_argument("--impl", nargs="+", help="registry names (default: cuda)")
-    s.add_argument("--shape", help="MxN (softmax, default 32768x8192) or MxNxK (gemm, default 4096x4096x4096)")
+    s.add_argument("--shape", help="MxN (softmax, default 32768x8192) or MxNxK (gemm, default "
+                                   "4096x4096x4096)")
     s.add_argument("--dtype", default="bfloat16", choices=dts)
     s.add_argument("--all", action="store_true", help="the chapter's recorded set of profiles")
     s.add_argument("--resummarise", action="store_true",

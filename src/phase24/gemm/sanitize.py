@@ -81,10 +81,10 @@ def triton_runs() -> list:
     from phase24.gemm.triton import v3_splitk
 
     vector = v3_splitk.Config(1, 64, 32, 3, 4, 1)  # one row of A: v3's vector kernel, 3 chunks
-    fn = entry("triton-v3(vector)", lambda a, b, c: v3_splitk.matmul_tiles(a, b, c, vector))
+    by_vector = entry("triton-v3(vector)", lambda a, b, c: v3_splitk.matmul_tiles(a, b, c, vector))
     return [(name, fn, operands(*s), DTYPES[:2]) for name, fn in triton.IMPLEMENTATIONS.items()
             for s in ((1, 96, 80), (33, 65, 129), (16, 512, 1024), (70, 72, 40, True))] + \
-        [("triton-v3(vector)", fn, operands(1, 200, 301), DTYPES[:2])]
+        [("triton-v3(vector)", by_vector, operands(1, 200, 301), DTYPES[:2])]
 
 
 def runs(mode: str) -> list:

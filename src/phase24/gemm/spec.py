@@ -190,6 +190,7 @@ OP = Op(
     make_inputs=make_inputs, bytes_moved=bytes_moved, flops=flops,
     bench_dtypes=("float32", "bfloat16"), peers=dict, which=which, not_here=not_here,
     learner=learner, compile_only=compile_only, plot=plot, profiles=PROFILES,
-    build_jobs=build_jobs, hopper_only=hopper_only, main=("cublas", "cuda", "triton"), markdown=markdown,
+    build_jobs=build_jobs, hopper_only=hopper_only, main=("cublas", "cuda", "triton"),
+    markdown=markdown,
     extra_name="L2/bound", few_shapes=DECODE, not_swept=not_swept,
 )

@@ -173,15 +173,14 @@ def decide(a, b, c, config: Config | None = None) -> Plan:
 
 
 def launch(p: Plan, a, b, c) -> None:
-    first = p.launches[0]
-    kernel = vector_kernel if first.kernel is vector_kernel else partial_kernel
+    first = p.launches[0]  # partial_kernel, or vector_kernel for one row
     if len(p.launches) == 1:
-        kernel[first.grid](a, b, c, *first.args, **first.meta)
+        first.kernel[first.grid](a, b, c, *first.args, **first.meta)
         return
     second = p.launches[1]
     m, n = c.shape
     ws = torch.empty((second.args[1], m, n), dtype=torch.float32, device=c.device)
-    kernel[first.grid](a, b, ws, *first.args, **first.meta)
+    first.kernel[first.grid](a, b, ws, *first.args, **first.meta)
     sum_kernel[second.grid](ws, c, *second.args, **second.meta)
 
 
