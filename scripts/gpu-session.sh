@@ -27,9 +27,9 @@
 #          tune-gemm-v10 (v10 in bfloat16, the rest from results/h200/gemm/tune-cuda-v9.json),
 #          tune-gemm-v3 (v3 in float32, the rest from results/h200/gemm/tune-cuda-v10.json),
 #          tune-gemm-v11 (v11 in bfloat16, the rest from tune-gemm-v3's run of the same call, or
-#          the committed v10 run),
+#          the committed v3 run, results/h200/gemm/tune-cuda-v3.json),
 #          tune-gemm-decode (the Triton table's decode shapes, float32 then bfloat16, the rest
-#          from results/h200/gemm/tune-triton.json),
+#          from results/h200/gemm/tune-triton-decode.json),
 #          bench-gemm (cublas, cuda, cuda-v8 to cuda-v11, triton), bench-gemm-rungs (every implementation on
 #          4096^3 and two decode shapes: its gemm.json is results/h200/gemm/rungs/),
 #          profile-gemm (Nsight Compute: profile-gemm-f32, the naive
@@ -186,7 +186,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   --only v10 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v9.json
               cp "$out/tune-gemm-cuda-v10_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
     tune-gemm-v11) # after tune-gemm-v3 in the same call, on its run; else on the committed one
-              rest=results/h200/gemm/tune-cuda-v10.json
+              rest=results/h200/gemm/tune-cuda-v3.json
               [ -f "$out/tune-gemm-cuda-v3.json" ] && rest="$out/tune-gemm-cuda-v3.json"
               step tune-gemm-v11 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v11.json" \
                   --only v11 --dtype bfloat16 --rest-from "$rest"
@@ -201,7 +201,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               # whole (tune.py keeps the old run's entries for the shapes it did not reach)
               step tune-gemm-decode-f32 "$py" scripts/tune.py gemm triton \
                   "$out/tune-gemm-triton-decode-f32.json" --few-only --dtype float32 \
-                  --rest-from results/h200/gemm/tune-triton.json
+                  --rest-from results/h200/gemm/tune-triton-decode.json
               step tune-gemm-decode-bf16 "$py" scripts/tune.py gemm triton \
                   "$out/tune-gemm-triton-decode.json" --few-only --dtype bfloat16 \
                   --rest-from "$out/tune-gemm-triton-decode-f32.json"
