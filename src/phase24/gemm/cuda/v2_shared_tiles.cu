@@ -9,9 +9,11 @@
 // Prediction: a clear step over v1 on large squares, but well short of the FFMA peak: the inner
 // loop issues two shared-memory loads per FFMA (a[ty][k] is a broadcast, b[k][tx] conflict-free),
 // so the shared-memory pipe, not the FMA pipe, sets the pace (the profile: MIO throttle stalls).
-// Limit: one output per thread, so every FFMA still needs two loads from shared memory. An SM of
-// 128 FP32 lanes (Hopper, Ada) issues four warps' FFMA a clock and one warp's shared-memory load:
-// at most 1/8 of the FFMA peak, whatever the tile. And the block (1024 threads) waits twice a tile.
+// Limit: one output per thread, so every FFMA of a warp needs 128 bytes of B from shared memory
+// (one per lane), plus a quarter of a 16-byte broadcast of A (ptxas merges four k of a row of as).
+// An SM of 128 FP32 lanes (Hopper, Ada) issues four warps' FFMA a clock but reads 128 bytes of
+// shared memory a clock: at most 1 / (4 x 1.25) = 20% of the FFMA peak, whatever the tile. And
+// the block (1024 threads) waits twice a tile.
 #include "block_tile.cuh"
 #include "elements.cuh"
 #include "export.cuh"

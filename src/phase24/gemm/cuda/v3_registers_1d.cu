@@ -9,10 +9,11 @@
 // (TM + 1) / TM, and a block loads more of the matrix per barrier.
 // Prediction: two to three times v2's speed at 4096^3 in float32; the profile shows fewer
 // shared-memory instructions per FFMA and fewer barrier stalls, still far from the FFMA peak.
-// Limit: the A operand still costs one shared-memory load per FFMA; only B's loads are shared
-// among a thread's outputs. At one warp's shared-memory load a clock against four warps' FFMA
-// (an SM of 128 FP32 lanes), that is at most TM / (TM + 1) / 4 of the FFMA peak (2/9 for
-// TM = 8). The next rung blocks in both directions.
+// Limit: in the source, TM + 1 shared-memory loads per TM FFMAs; ptxas does better, merging four
+// consecutive k of a row of as into one 16-byte broadcast load (64x32x32, TM 8: 32 + 64 loads for
+// 256 FFMAs in the SASS). What remains is latency: every BK steps of K a block stops at two
+// barriers after a global load, with nothing else to do; a larger BK and more blocks an SM hide
+// part of it. The next rung blocks in both directions.
 #include "block_tile.cuh"
 #include "elements.cuh"
 #include "export.cuh"
