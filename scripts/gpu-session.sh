@@ -6,7 +6,8 @@
 #   steps: doctor tests tests-gemm tests-cuda tests-triton lab sanitize sanitize-new
 #          sanitize-race-v0-v9 sanitize-triton tune
 #          tune-triton bench profile minigpt planted
-#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v9 tune-gemm-v10 tune-gemm-v11
+#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v8 tune-gemm-v9 tune-gemm-v10
+#          tune-gemm-v11
 #          tune-gemm-decode
 #          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
@@ -26,8 +27,9 @@
 #          (v9 in bfloat16, every other entry kept from results/h200/gemm/tune-cuda-v8.json),
 #          tune-gemm-v10 (v10 in bfloat16, the rest from results/h200/gemm/tune-cuda-v9.json),
 #          tune-gemm-v3 (v3 in float32, the rest from results/h200/gemm/tune-cuda-v10.json),
-#          tune-gemm-v11 (v11 in bfloat16, the rest from tune-gemm-v3's run of the same call, or
-#          the committed v3 run, results/h200/gemm/tune-cuda-v3.json),
+#          tune-gemm-v8 (v8 in bfloat16, the rest from results/h200/gemm/tune-cuda-v3.json),
+#          tune-gemm-v11 (v11 in bfloat16, the rest from tune-gemm-v8's or tune-gemm-v3's run of
+#          the same call, or the committed v3 run, results/h200/gemm/tune-cuda-v3.json),
 #          tune-gemm-decode (the Triton table's decode shapes, float32 then bfloat16, the rest
 #          from results/h200/gemm/tune-triton-decode.json),
 #          bench-gemm (cublas, cuda, cuda-v8 to cuda-v11, triton), bench-gemm-rungs (every implementation on
@@ -68,7 +70,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
-                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=220 [tune-gemm-decode-bf16]=220 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v11]=240
+                        [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=220 [tune-gemm-decode-bf16]=220 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v8]=240 [tune-gemm-v11]=240
                         [profile-gemm-f32]=300 [profile-gemm-bf16]=180 [profile-gemm-bf16-8192]=120
                         [lab]=560 [tune-triton]=420 [sanitize-memcheck]=120
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
@@ -179,15 +181,21 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   src/phase24/gemm/triton/triton_configs.json
               cp src/phase24/gemm/cuda/tuned_configs.json src/phase24/gemm/triton/triton_configs.json \
                   "$out"/ 2>/dev/null || true ;;
+    tune-gemm-v8) step tune-gemm-v8 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v8.json" \
+                  --only v8 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v3.json
+              "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda-v8.json" \
+                  src/phase24/gemm/cuda/tuned_configs.json
+              cp src/phase24/gemm/cuda/tuned_configs.json "$out/" ;;
     tune-gemm-v9) step tune-gemm-v9 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v9.json" \
                   --only v9 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v8.json
               cp "$out/tune-gemm-cuda-v9_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
     tune-gemm-v10) step tune-gemm-v10 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v10.json" \
                   --only v10 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v9.json
               cp "$out/tune-gemm-cuda-v10_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
-    tune-gemm-v11) # after tune-gemm-v3 in the same call, on its run; else on the committed one
+    tune-gemm-v11) # after tune-gemm-v8 or -v3 in the same call, on its run; else the committed one
               rest=results/h200/gemm/tune-cuda-v3.json
               [ -f "$out/tune-gemm-cuda-v3.json" ] && rest="$out/tune-gemm-cuda-v3.json"
+              [ -f "$out/tune-gemm-cuda-v8.json" ] && rest="$out/tune-gemm-cuda-v8.json"
               step tune-gemm-v11 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v11.json" \
                   --only v11 --dtype bfloat16 --rest-from "$rest"
               "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda-v11.json" \

@@ -193,6 +193,7 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
 // WM x WN tile per warp, STAGES steps' tiles in (dynamic) shared memory: STAGES (BM + BN) BK
 // 2-byte values, up to 144 KB (configs.py lists the same and gives the launch its size).
 V8(128, 128, 32, 64, 64, 3, 8) V8(128, 256, 32, 64, 64, 4, 8) V8(256, 128, 64, 64, 64, 3, 8)
-V8(128, 128, 64, 64, 64, 3, 8) V8(128, 256, 64, 64, 64, 3, 8) V8(128, 128, 32, 64, 32, 3, 8)
+V8(128, 128, 64, 64, 64, 3, 8) V8(128, 256, 64, 64, 64, 3, 8) V8(128, 128, 64, 64, 64, 4, 8)
+V8(256, 128, 32, 64, 64, 4, 8) V8(128, 128, 32, 64, 64, 5, 8) V8(128, 128, 32, 64, 32, 3, 8)
 V8(128, 64, 32, 64, 32, 4, 8) V8(64, 64, 32, 32, 32, 4, 8)
 // --8<-- [end:configs]
