@@ -6,8 +6,8 @@
 #   steps: doctor tests tests-gemm tests-cuda tests-triton lab sanitize sanitize-new
 #          sanitize-race-v0-v9 sanitize-triton tune
 #          tune-triton bench profile minigpt planted
-#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v8 tune-gemm-v9 tune-gemm-v10
-#          tune-gemm-v11
+#          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v8 tune-gemm-v9
+#          tune-gemm-v10 tune-gemm-v11
 #          tune-gemm-decode
 #          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize

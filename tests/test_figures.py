@@ -7,11 +7,11 @@ value of the one benchmark run (results/h200/softmax.json: every record, the sam
 the copy bandwidth; the installed peers' records among them), a summary statistic of that run (per
 implementation and dtype over the bulk shapes: lowest, highest, median and geometric mean of the
 % of copy; per implementation the geometric mean and lowest speed-up over torch), a GEMM
-record's % of cuBLAS in the same run (results/h200/gemm/gemm.json), on the pages listed in TUNER_RUNS, a
-time of that tuner's run (cuBLAS's and each timed configuration's), a figure of a recorded Nsight
-Compute summary (results/h200/profiles/*.json, results/h200/gemm/profiles/*.json), or of the
-team's reference measurements (results/h200/reference-measurements.md). The few figures that come
-from elsewhere are listed in ELSEWHERE with where they come from, and checked there.
+record's % of cuBLAS in the same run (results/h200/gemm/gemm.json), on the pages listed in
+TUNER_RUNS a time of that tuner's run (cuBLAS's and each timed configuration's), a figure of a
+recorded Nsight Compute summary (results/h200/profiles/*.json, results/h200/gemm/profiles/*.json),
+or of the team's reference measurements (results/h200/reference-measurements.md). The few figures
+that come from elsewhere are listed in ELSEWHERE with where they come from, and checked there.
 
 This catches a figure left from an earlier run or typed by hand; it cannot prove that a figure
 is quoted for the right shape (small whole percentages match some value by chance).
@@ -104,7 +104,8 @@ def tuner_times(key: str) -> list[float]:
     if key not in TUNER_RUNS:
         return []
     shapes = json.loads((RESULTS / TUNER_RUNS[key]).read_text())["shapes"]
-    return [x for s in shapes for x in [s["cublas_us"]] + [t["us"] for t in s["all"] if t.get("us")]]
+    return [x for s in shapes
+            for x in [s["cublas_us"]] + [t["us"] for t in s["all"] if t.get("us")]]
 
 
 def _decimals(written: str) -> int:
