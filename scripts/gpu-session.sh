@@ -23,13 +23,11 @@
 #   grader: the grader's GPU tests (every planted learner file and cheat graded on the GPU, bench
 #          --file) and its CPU-side tests that run anywhere (defences, bad inputs).
 #   tests-gemm, sanitize-gemm (memcheck, synccheck, racecheck of the GEMM ladder), tune-gemm (both
-#          GEMM ladders' tables, copied into src/ for the bench steps after it), tune-gemm-v9
-#          (v9 in bfloat16, every other entry kept from results/h200/gemm/tune-cuda-v8.json),
-#          tune-gemm-v10 (v10 in bfloat16, the rest from results/h200/gemm/tune-cuda-v9.json),
-#          tune-gemm-v3 (v3 in float32, the rest from results/h200/gemm/tune-cuda-v10.json),
-#          tune-gemm-v8 (v8 in bfloat16, the rest from results/h200/gemm/tune-cuda-v3.json),
-#          tune-gemm-v11 (v11 in bfloat16, the rest from tune-gemm-v8's or tune-gemm-v3's run of
-#          the same call, or the committed v3 run, results/h200/gemm/tune-cuda-v3.json),
+#          GEMM ladders' tables, copied into src/ for the bench steps after it),
+#          tune-gemm-v3 (v3 in float32), tune-gemm-v8 .. tune-gemm-v11 (that rung in bfloat16):
+#          each times one rung, keeps every other entry of the newest run (the committed
+#          results/h200/gemm/tune-cuda-v3.json, or the run of an earlier tune-gemm-vN of the same
+#          call) and writes the table into src/,
 #          tune-gemm-decode (the Triton table's decode shapes, float32 then bfloat16, the rest
 #          from results/h200/gemm/tune-triton-decode.json),
 #          bench-gemm (cublas, cuda, cuda-v8 to cuda-v11, triton), bench-gemm-rungs (every implementation on
@@ -108,6 +106,17 @@ case " $steps " in  # the CUDA kernels, built once, in parallel, before anything
 print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
         step build "$py" -m phase24 build --arch "$target" ;;
 esac
+cuda_run=results/h200/gemm/tune-cuda-v3.json  # the newest committed CUDA tuner run
+tune_cuda() {  # tune_cuda RUNG DTYPE: time one rung in DTYPE, every other entry from $cuda_run
+    # (the newest run: the committed one, or an earlier tune-gemm-vN of this call); write the table
+    local run="$out/tune-gemm-cuda-$1.json"
+    step "tune-gemm-$1" "$py" scripts/tune.py gemm cuda "$run" --only "$1" --dtype "$2" \
+        --rest-from "$cuda_run"
+    [ -f "$run" ] || return
+    cuda_run=$run
+    "$py" scripts/tune.py gemm cuda --from "$run" src/phase24/gemm/cuda/tuned_configs.json
+    cp src/phase24/gemm/cuda/tuned_configs.json "$out/"
+}
 run_step() {  # run_step STEP: one of the steps listed at the top
     local s=$1 t
     case $s in
@@ -181,30 +190,8 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   src/phase24/gemm/triton/triton_configs.json
               cp src/phase24/gemm/cuda/tuned_configs.json src/phase24/gemm/triton/triton_configs.json \
                   "$out"/ 2>/dev/null || true ;;
-    tune-gemm-v8) step tune-gemm-v8 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v8.json" \
-                  --only v8 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v3.json
-              "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda-v8.json" \
-                  src/phase24/gemm/cuda/tuned_configs.json
-              cp src/phase24/gemm/cuda/tuned_configs.json "$out/" ;;
-    tune-gemm-v9) step tune-gemm-v9 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v9.json" \
-                  --only v9 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v8.json
-              cp "$out/tune-gemm-cuda-v9_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
-    tune-gemm-v10) step tune-gemm-v10 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v10.json" \
-                  --only v10 --dtype bfloat16 --rest-from results/h200/gemm/tune-cuda-v9.json
-              cp "$out/tune-gemm-cuda-v10_best.json" src/phase24/gemm/cuda/tuned_configs.json ;;
-    tune-gemm-v11) # after tune-gemm-v8 or -v3 in the same call, on its run; else the committed one
-              rest=results/h200/gemm/tune-cuda-v3.json
-              [ -f "$out/tune-gemm-cuda-v3.json" ] && rest="$out/tune-gemm-cuda-v3.json"
-              [ -f "$out/tune-gemm-cuda-v8.json" ] && rest="$out/tune-gemm-cuda-v8.json"
-              step tune-gemm-v11 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v11.json" \
-                  --only v11 --dtype bfloat16 --rest-from "$rest"
-              "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda-v11.json" \
-                  src/phase24/gemm/cuda/tuned_configs.json
-              cp src/phase24/gemm/cuda/tuned_configs.json "$out/" ;;
-    tune-gemm-v3) step tune-gemm-v3 "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda-v3.json" \
-                  --only v3 --dtype float32 --rest-from results/h200/gemm/tune-cuda-v10.json
-              "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda-v3.json" \
-                  src/phase24/gemm/cuda/tuned_configs.json ;;
+    tune-gemm-v3) tune_cuda v3 float32 ;;
+    tune-gemm-v8|tune-gemm-v9|tune-gemm-v10|tune-gemm-v11) tune_cuda "${s#tune-gemm-}" bfloat16 ;;
     tune-gemm-decode) # float32 then bfloat16, each a step; a step cut short still leaves a run
               # whole (tune.py keeps the old run's entries for the shapes it did not reach)
               step tune-gemm-decode-f32 "$py" scripts/tune.py gemm triton \

@@ -32,3 +32,23 @@ def test_the_parts_of_tests_cover_every_gpu_file_once():
                         ("tests-triton", "$other_gpu"), ("grader", "$grader_gpu")):
         body = re.search(rf"^    {step}\)(.*?);;", script, re.S | re.M)[1]
         assert files in body, step
+
+
+def test_each_rung_tuning_builds_on_the_newest_run(tmp_path):
+    """tune-gemm-vN keeps every other entry of the newest CUDA tuner run: the committed one, or
+    the run an earlier tune-gemm-vN of the same call wrote, so no step drops another's entries."""
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "python"  # records its calls; a tuner run writes its OUT.json
+    fake.write_text(f'#!/bin/bash\necho "$*" >> {log}\n'
+                    'if [ "$1" = scripts/tune.py ] && [ "$4" != --from ]; then echo {{}} > "$4"; fi\n')
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    subprocess.run(["bash", str(SCRIPT), str(out), "tune-gemm-v8", "tune-gemm-v11"], cwd=ROOT,
+                   env={"PATH": "/usr/bin:/bin", "PYTHON": str(fake)}, capture_output=True)
+    runs = [line.split() for line in log.read_text().splitlines() if "--only" in line]
+    committed = re.search(r"^cuda_run=(\S+)", SCRIPT.read_text(), re.M)[1]
+    assert (ROOT / committed).is_file()
+    assert [(r[r.index("--only") + 1], r[r.index("--rest-from") + 1]) for r in runs] == [
+        ("v8", committed), ("v11", str(out / "logs" / "tune-gemm-cuda-v8.json"))]
+    tables = [line for line in log.read_text().splitlines() if "--from" in line]
+    assert [t.split()[-1] for t in tables] == ["src/phase24/gemm/cuda/tuned_configs.json"] * 2
