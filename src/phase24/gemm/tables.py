@@ -179,7 +179,8 @@ def table_files(result: dict, source: str = RUN) -> dict[str, str]:
 # rows the run has, the caption), in the page's language, by line number: from the standard
 # sweep's tables, and for rows it lacks from the rungs' run's (each table with its own run's cuBLAS
 # row and caption); for rows neither run has, one sentence that says so. The placeholder stays,
-# so the includes are made again from it whenever the tables change (scripts/rung_headers.py does it; tests check it).
+# so the includes are made again from it whenever the tables change (scripts/rung_headers.py
+# does it; tests check it).
 
 PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*results:\s*gemm\s+(?P<spec>.*?)\s*-->[ \t]*$")
 SPEC = re.compile(r"^(?P<dtype>\w+)\s+(?P<groups>[\w ,]*?),\s+rows\s+(?P<rows>.*)$")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from phase24.core.spanish import NBSP, es_number
 from phase24.softmax.shapes import is_bulk
 
-# Spanish pages: decimal comma, digits not grouped, µs, and a no-break space before units and %.
-# The table's words and number style, per language.
+# The table's words and number style, per language (Spanish: core.spanish's numbers, µs, and a
+# no-break space before units and %).
 TABLE_WORDS = {
     "en": dict(dtype="dtype", shape="M x N", vs="cuda vs torch", refused="refused", x="x",
                times="x", num=lambda v, d: f"{v:.{d}f}", cell="{us} us, {gbps} GB/s ({pct}%)"),
