@@ -9,7 +9,7 @@
 #          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v8 tune-gemm-v9
 #          tune-gemm-v10 tune-gemm-v11
 #          tune-gemm-decode
-#          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32
+#          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32 profile-gemm-bf16
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs,
 #          sanitize-race-v0-v9 that racecheck alone)
@@ -32,9 +32,11 @@
 #          from results/h200/gemm/tune-triton-decode.json),
 #          bench-gemm (cublas, cuda, cuda-v8 to cuda-v11, triton), bench-gemm-rungs (every implementation on
 #          4096^3 and two decode shapes: its gemm.json is results/h200/gemm/rungs/),
-#          profile-gemm (Nsight Compute: profile-gemm-f32, the naive
-#          rung, v2, v3, v7 and cuBLAS in float32, v8 to v11 and cuBLAS in bfloat16, at 4096^3; v8, v10, v11
-#          and cuBLAS in bfloat16 at 8192^3).
+#          profile-gemm (Nsight Compute: profile-gemm-f32, the naive rung, v2, v3, v7 and cuBLAS in
+#          float32 at 4096^3; profile-gemm-bf16, v8 to v11 and cuBLAS in bfloat16 at 4096^3, v8, v10,
+#          v11 and cuBLAS at 8192^3).
+#   sanitize-gemm: SANITIZE_ONLY (e.g. "cuda-v8 forced_v8": the rung and its forced tiles) goes to
+#          scripts/sanitize.py gemm --only.
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
 #   tune-triton: scripts/tune.py softmax triton; its table becomes src/phase24/softmax/triton/triton_configs.json.
 #   On the lent device the copied tree's git HEAD may be stale: set PHASE24_COMMIT yourself.
@@ -101,7 +103,7 @@ step() {  # step NAME COMMAND...: run, log to OUTDIR/NAME.log, remember the verd
 }
 
 case " $steps " in  # the CUDA kernels, built once, in parallel, before anything uses them
-    *" tests "*|*" tests-cuda "*|*" tests-triton "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" profile-gemm-f32 "*|*" planted "*|*" grader "*|*" tests-gemm "*)
+    *" tests "*|*" tests-cuda "*|*" tests-triton "*|*" lab "*|*" sanitize"*|*" tune"*|*" bench"*|*" profile "*|*" profile-gemm "*|*" profile-gemm-f32 "*|*" profile-gemm-bf16 "*|*" planted "*|*" grader "*|*" tests-gemm "*)
         target=$("$py" -c 'import torch; from phase24.bridge import nvcc
 print(nvcc.target_for(torch.cuda.get_device_capability()))' 2>/dev/null || echo sm_90a)
         step build "$py" -m phase24 build --arch "$target" ;;
@@ -178,10 +180,13 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   -rfEs $gemm_gpu ;;
     sanitize-gemm)
               san=(compute-sanitizer --error-exitcode 9 --report-api-errors no --kernel-name kns=gemm_)
-              step sanitize-gemm-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py gemm
-              step sanitize-gemm-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize.py gemm
+              only=(${SANITIZE_ONLY:+--only $SANITIZE_ONLY})
+              step sanitize-gemm-memcheck "${san[@]}" --tool memcheck "$py" scripts/sanitize.py gemm \
+                  "${only[@]}"
+              step sanitize-gemm-synccheck "${san[@]}" --tool synccheck "$py" scripts/sanitize.py gemm \
+                  "${only[@]}"
               step sanitize-gemm-racecheck "${san[@]}" --tool racecheck "$py" scripts/sanitize.py gemm \
-                  --small ;;
+                  --small "${only[@]}" ;;
     tune-gemm) step tune-gemm-cuda "$py" scripts/tune.py gemm cuda "$out/tune-gemm-cuda.json"
               "$py" scripts/tune.py gemm cuda --from "$out/tune-gemm-cuda.json" \
                   src/phase24/gemm/cuda/tuned_configs.json
@@ -207,8 +212,8 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               cp src/phase24/gemm/triton/triton_configs.json "$out/" ;;
     bench-gemm) step bench-gemm "$py" -m phase24 bench gemm --impl cublas cuda cuda-v8 cuda-v9 \
                   cuda-v10 cuda-v11 triton --out "$out/gemm" ;;
-    profile-gemm) run_step profile-gemm-f32
-              step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v9 \
+    profile-gemm) run_step profile-gemm-f32; run_step profile-gemm-bf16 ;;
+    profile-gemm-bf16) step profile-gemm-bf16 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v9 \
                   cuda-v10 cuda-v11 cublas --shape 4096x4096x4096 --dtype bfloat16 \
                   --out "$out/gemm-profiles"
               step profile-gemm-bf16-8192 "$py" -m phase24 profile gemm --impl cuda-v8 cuda-v10 \

@@ -52,3 +52,30 @@ def test_each_rung_tuning_builds_on_the_newest_run(tmp_path):
         ("v8", committed), ("v11", str(out / "logs" / "tune-gemm-cuda-v8.json"))]
     tables = [line for line in log.read_text().splitlines() if "--from" in line]
     assert [t.split()[-1] for t in tables] == ["src/phase24/gemm/cuda/tuned_configs.json"] * 2
+
+
+def sanitizer_calls(tmp_path, only: str | None) -> list[str]:
+    """The compute-sanitizer command lines of `sanitize-gemm`, with SANITIZE_ONLY set to `only`."""
+    log = tmp_path / "calls.log"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("compute-sanitizer", "python"):  # both record their calls and succeed
+        (bin_dir / name).write_text(f'#!/bin/bash\necho "{name} $*" >> {log}\n')
+        (bin_dir / name).chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHON": str(bin_dir / "python")}
+    if only is not None:
+        env["SANITIZE_ONLY"] = only
+    subprocess.run(["bash", str(SCRIPT), str(tmp_path / "out"), "sanitize-gemm"], cwd=ROOT,
+                   env=env, capture_output=True)
+    return [line for line in log.read_text().splitlines() if line.startswith("compute-sanitizer")]
+
+
+def test_sanitize_gemm_takes_the_runs_sanitize_only_names(tmp_path):
+    calls = sanitizer_calls(tmp_path, "cuda-v8 forced_v8")
+    assert [c.split("--tool ")[1].split()[0] for c in calls] == ["memcheck", "synccheck", "racecheck"]
+    assert all(c.endswith("--only cuda-v8 forced_v8") for c in calls), calls
+
+
+def test_sanitize_gemm_takes_every_run_by_default(tmp_path):
+    calls = sanitizer_calls(tmp_path, None)
+    assert len(calls) == 3 and not any("--only" in c for c in calls), calls
