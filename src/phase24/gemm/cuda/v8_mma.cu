@@ -11,14 +11,18 @@
 // are in flight while the warps compute on one; (3) the layout: a row of A's tile is 64 or 128
 // bytes, of B's 128 to 512, so the 8 rows ldmatrix reads at once would share banks; the 16-byte
 // chunk c of row r is stored at c ^ f(r) instead, which spreads any 8 consecutive rows over all
-// 32 banks.
+// 32 banks; (4) the schedule: a warp issues an mma.sync every few cycles at best, and the slots
+// between them are free; the copies (an address, a bound check, the cp.async) are placed there,
+// a few after each group of mma.sync's, and the barrier comes before the step's last 16 of K, so
+// that the next step's first fragments load while those multiply.
 // Every size and alignment is taken: the launcher copies operands whose rows are not a multiple
 // of 16 bytes (K or N not a multiple of 8) into padded ones, and partial tiles read zeros.
 // Prediction: at 4096^3 in bfloat16 several times v7 and at least half of cuBLAS (whose Hopper
-// kernels use wgmma, which mma.sync cannot reach); the profile shows the tensor pipe busy and
-// stalls on the barrier that waits for the next stage.
-// Limit: on Hopper mma.sync issues a quarter of what wgmma does, and each warp's operands pass
-// through its registers (ldmatrix); TMA and wgmma (the next rungs) read them from shared memory.
+// kernels use wgmma); the profile shows the tensor pipe busy most of the time.
+// Limit: mma.sync is Ampere's instruction; on Hopper it reaches only part of the Tensor Cores'
+// rate (ncu counts v8's tensor pipe 59.8% busy at 375 TFLOP/s, so a full pipe is near 630, 64%
+// of the H200's bfloat16 peak), and each warp's operands pass through its registers (ldmatrix);
+// wgmma (the next rungs) reads them from shared memory, a warpgroup at a time.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -31,19 +35,21 @@
 #include "vec16.cuh"
 
 // 16 bytes from global to shared memory, asynchronously; zeros where `full` is false.
-__device__ __forceinline__ void copy16(void* dst, const void* src, bool full) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)),
-                 "l"(src), "r"(full ? 16 : 0));
+__device__ __forceinline__ void copy16(uint32_t dst, const void* src, bool full) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(full ? 16 : 0));
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+// Four 8 x 8 matrices of 16-bit values from shared memory (lane l gives the address of row l % 8
+// of matrix l / 8); .trans loads each transposed.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(shared_address(p)));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(p));
 }
 
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(shared_address(p)));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(p));
 }
 
 // d += a (16 x 16, row-major) x b (16 x 8, column-major), float32 sums.
@@ -66,6 +72,7 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 // Chunk c (16 bytes) of row r of a tile whose rows have CH chunks is stored at chunk
 // c ^ f(r): 8 consecutive rows of one chunk, as ldmatrix reads them, then fall in 8 different
 // 16-byte columns of the 128-byte bank window. Rows of 4 chunks (64 bytes) pair up in a window.
+// f repeats every 8 rows.
 template <int CH>
 __device__ __forceinline__ int swizzled(int r, int c) {
     constexpr int W = CH < 8 ? CH : 8;
@@ -75,88 +82,127 @@ __device__ __forceinline__ int swizzled(int r, int c) {
 template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP>
 __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32, CA = BK / 8, CB = BN / 8;  // chunks a row
-    constexpr int FM = WM / 16, FN = WN / 8;  // a warp's mma tiles, down and across
-    constexpr int LA = BM * CA / NT, LB = BK * CB / NT;  // a thread's chunks of each tile
+    constexpr int FM = WM / 16, FN = WN / 8, KS = BK / 16;  // a warp's mma tiles; 16s of K a step
+    constexpr int RA = NT / CA, RB = NT / CB;               // rows between a thread's chunks
+    constexpr int LA = BM / RA, LB = BK / RB, COPIES = LA + LB;  // a thread's chunks a step
+    constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2;  // one stage of each tile
     static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 32 == 0 && BN % 64 == 0,
                   "whole mma and ldmatrix tiles, rows of at least 64 bytes");
-    static_assert(NT % CA == 0 && NT % CB == 0 && (NT / CA) % 8 == 0 && (NT / CB) % 8 == 0 &&
-                      (BM * CA) % NT == 0 && (BK * CB) % NT == 0,
-                  "a thread copies one chunk column, in rows a whole swizzle period apart");
+    static_assert(NT % CA == 0 && NT % CB == 0 && RA % 8 == 0 && RB % 8 == 0 && BM % RA == 0 &&
+                      BK % RB == 0, "a thread copies one chunk column, in rows 8k apart");
     extern __shared__ __align__(128) unsigned char smem[];  // STAGES tiles of A, then of B
-    T* as = reinterpret_cast<T*>(smem);                     // as[stage][BM][BK]
-    T* bs = as + STAGES * BM * BK;                          // bs[stage][BK][BN]
+    const uint32_t as = shared_address(smem), bs = as + STAGES * A_BYTES;
     const BlockTile tile = grouped_tile<BM, BN, GROUP>(M, N);  // v7's order
     const long long row0 = tile.row0, col0 = tile.col0;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wm0 = (warp / (BN / WN)) * WM, wn0 = (warp % (BN / WN)) * WN;
     const int steps = (K + BK - 1) / BK;
-    auto a_at = [&](int st, int r, int ch) { return as + (st * BM + r) * BK + swizzled<CA>(r, ch) * 8; };
-    auto b_at = [&](int st, int r, int ch) { return bs + (st * BK + r) * BN + swizzled<CB>(r, ch) * 8; };
 
-    // A thread copies chunk column ca of rows ra, ra + NT / CA, ... of A's tile and chunk column
-    // cb of rows rb, rb + NT / CB, ... of B's: rows 8 apart have the same swizzle, so the shared
-    // addresses are one offset plus a multiple of the row; the global ones move BK along K.
+    // The copies. A thread copies chunk column ca of rows ra, ra + RA, ... of A's tile and chunk
+    // column cb of rows rb, rb + RB, ... of B's; f repeats every 8 rows, so the shared address of
+    // chunk i is the first one's plus i rows. A step's copies are begun by `copies_of` and issued
+    // one by one by `copy`, between the mma.sync's, so that their address arithmetic fills the
+    // issue slots the Tensor Cores leave free.
     const int ca = threadIdx.x % CA, ra = threadIdx.x / CA;
     const int cb = threadIdx.x % CB, rb = threadIdx.x / CB;
-    const T* ga = a + (row0 + ra) * K + ca * 8;
-    const T* gb = b + (long long)rb * N + col0 + cb * 8;
-    const bool b_col_in = col0 + cb * 8 < N;
-    auto load = [&](int stage, int step) {  // cp.async of one step's tiles (zeros off the edges)
-        const int k0 = step * BK;
-        const bool a_k_in = k0 + ca * 8 < K;
+    const uint32_t to_a = as + (ra * BK + swizzled<CA>(ra, ca) * 8) * 2;
+    const uint32_t to_b = bs + (rb * BN + swizzled<CB>(rb, cb) * 8) * 2;
+    const T* from_a = a + (row0 + ra) * K + ca * 8;       // chunk 0 at step 0
+    const T* from_b = b + (long long)rb * N + col0 + cb * 8;
+    unsigned a_rows = 0;  // bit i: A's chunk i is in a row of A
 #pragma unroll
-        for (int i = 0; i < LA; ++i) {
-            const int r = ra + i * (NT / CA);
-            const bool in = a_k_in && row0 + r < M;
-            const T* src = ga + (long long)i * (NT / CA) * K + k0;
-            copy16(a_at(stage, ra, ca) + i * (NT / CA) * BK, in ? src : a, in);
-        }
-#pragma unroll
-        for (int i = 0; i < LB; ++i) {
-            const int r = rb + i * (NT / CB);
-            const bool in = b_col_in && k0 + r < K;
-            const T* src = gb + (long long)(k0 + i * (NT / CB)) * N;
-            copy16(b_at(stage, rb, cb) + i * (NT / CB) * BN, in ? src : b, in);
+    for (int i = 0; i < LA; ++i) a_rows |= unsigned(row0 + ra + i * RA < M) << i;
+    const bool b_col = col0 + cb * 8 < N;
+    const T *pa, *pb;                // the next chunk's source
+    uint32_t sa, sb, in_a, in_b;     // the stage's first chunks; bit i: chunk i is in the matrix
+    auto copies_of = [&](int step, int stage) {  // (zeros where a chunk is off the matrix)
+        const long long k0 = (long long)step * BK, rows_b = K - k0 - rb;  // B's rows from rb on
+        pa = from_a + k0, pb = from_b + (long long)k0 * N;
+        sa = to_a + stage * A_BYTES, sb = to_b + stage * B_BYTES;
+        in_a = k0 + ca * 8 < K ? a_rows : 0;
+        const long long nb = rows_b <= 0 ? 0 : (rows_b + RB - 1) / RB;  // B's chunks above K
+        in_b = !b_col ? 0 : nb >= LB ? (1u << LB) - 1 : (1u << nb) - 1;
+    };
+    auto copy = [&](int q) {  // chunk q of a step: A's 0 .. LA - 1, then B's
+        if (q < LA) {
+            const bool in = in_a >> q & 1;
+            copy16(sa + q * RA * BK * 2, in ? pa : a, in);
+            pa += (long long)RA * K;
+        } else {
+            const bool in = in_b >> (q - LA) & 1;
+            copy16(sb + (q - LA) * RB * BN * 2, in ? pb : b, in);
+            pb += (long long)RB * N;
         }
     };
-    // A warp's fragments for the 16 values of K from kk of stage st: FM tiles of A (ldmatrix,
-    // lanes 0-15 rows at kk, lanes 16-31 at kk + 8), FN of B (two a load, transposed).
-    auto fragments = [&](uint32_t (&fa)[FM][4], uint32_t (&fb)[FN][2], int st, int kk) {
+
+    // The fragments. Rows 16 apart have the same f, so a lane's ldmatrix address is one of KS
+    // offsets (A: which 16 of K) plus the tile's rows, or of FN / 2 (B: which columns) plus K's.
+    uint32_t lane_a[KS], lane_b[FN / 2];
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {  // lanes 0-15 rows at kk = 16 s, lanes 16-31 at kk + 8
+        const int chunk = swizzled<CA>(lane % 16, 2 * s + lane / 16);
+        lane_a[s] = ((wm0 + lane % 16) * BK + chunk * 8) * 2;
+    }
+#pragma unroll
+    for (int j = 0; j < FN; j += 2) {  // two 8-column tiles a transposed load
+        const int chunk = swizzled<CB>(lane % 16, (wn0 + j * 8) / 8 + lane / 16);
+        lane_b[j / 2] = ((lane % 16) * BN + chunk * 8) * 2;
+    }
+    auto fragments = [&](uint32_t (&fa)[FM][4], uint32_t (&fb)[FN][2], int stage, int s) {
 #pragma unroll
         for (int i = 0; i < FM; ++i)
-            ldmatrix_x4(fa[i], a_at(st, wm0 + i * 16 + lane % 16, kk / 8 + lane / 16));
+            ldmatrix_x4(fa[i], as + stage * A_BYTES + lane_a[s] + i * 16 * BK * 2);
 #pragma unroll
         for (int j = 0; j < FN; j += 2) {
             uint32_t t[4];
-            ldmatrix_x4_trans(t, b_at(st, kk + lane % 16, (wn0 + j * 8) / 8 + lane / 16));
+            ldmatrix_x4_trans(t, bs + stage * B_BYTES + lane_b[j / 2] + s * 16 * BN * 2);
             fb[j][0] = t[0], fb[j][1] = t[1], fb[j + 1][0] = t[2], fb[j + 1][1] = t[3];
         }
     };
 
-    float acc[FM][FN][4] = {};
+    // Step t reads stage t % STAGES. Over its first KS - 1 sixteens of K it copies step
+    // t + STAGES - 1 into the stage step t - 1 read, which every warp has left: each read it
+    // before step t - 1's barrier. Before the last sixteen the copies are committed, and the wait
+    // and the barrier let step t + 1's tiles in; its first fragments load while the last multiply.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < steps) load(s, s);
+        copies_of(s, s);
+#pragma unroll
+        for (int q = 0; q < COPIES; ++q) copy(q);
         asm volatile("cp.async.commit_group;\n");
     }
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+    __syncthreads();
+    float acc[FM][FN][4] = {};
     uint32_t fa[2][FM][4], fb[2][FN][2];  // two sets: the next 16 of K load while these multiply
+    fragments(fa[0], fb[0], 0, 0);
+    int read = 0, write = STAGES - 1;  // the stages step t reads and fills
     for (int step = 0; step < steps; ++step) {
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
-        __syncthreads();  // this step's tiles are in; every warp is done with the last step's
-        const int st = step % STAGES;
-        fragments(fa[0], fb[0], st, 0);
-        if (step + STAGES - 1 < steps) load((step + STAGES - 1) % STAGES, step + STAGES - 1);
-        asm volatile("cp.async.commit_group;\n");
+        copies_of(step + STAGES - 1, write);
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            const int cur = (kk / 16) % 2;
-            if (kk + 16 < BK) fragments(fa[cur ^ 1], fb[cur ^ 1], st, kk + 16);
+        for (int s = 0; s < KS; ++s) {
+            if (s < KS - 1) {
+                fragments(fa[(s + 1) % 2], fb[(s + 1) % 2], read, s + 1);
+            } else {
+                asm volatile("cp.async.commit_group;\n");
+                asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+                __syncthreads();
+                read = read == STAGES - 1 ? 0 : read + 1;
+                if (step + 1 < steps) fragments(fa[0], fb[0], read, 0);
+            }
 #pragma unroll
             for (int i = 0; i < FM; ++i)
 #pragma unroll
-                for (int j = 0; j < FN; ++j)
-                    mma16816<T>(acc[i][j], fa[cur][i], fb[cur][j][0], fb[cur][j][1]);
+                for (int j = 0; j < FN; ++j) {
+                    mma16816<T>(acc[i][j], fa[s % 2][i], fb[s % 2][j][0], fb[s % 2][j][1]);
+                    const int slot = (s * FM + i) * FN + j, slots = (KS - 1) * FM * FN;
+                    if (s < KS - 1)  // copies slot * COPIES / slots up to the next slot's
+#pragma unroll
+                        for (int q = slot * COPIES / slots; q < (slot + 1) * COPIES / slots; ++q)
+                            copy(q);
+                }
         }
+        write = write == STAGES - 1 ? 0 : write + 1;
     }
     asm volatile("cp.async.wait_group 0;\n");
     // Thread t holds, of each 16 x 8 tile, rows t/4 and t/4 + 8, columns 2 (t%4) and 2 (t%4) + 1.
