@@ -113,11 +113,11 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
 #pragma unroll
     for (int i = 0; i < LA; ++i) a_rows |= unsigned(row0 + ra + i * RA < M) << i;
     const bool b_col = col0 + cb * 8 < N;
-    const T *pa, *pb;                // the next chunk's source
-    uint32_t sa, sb, in_a, in_b;     // the stage's first chunks; bit i: chunk i is in the matrix
+    const T *pa, *pb;             // the next chunk's source
+    uint32_t sa, sb, in_a, in_b;  // chunk 0's place in the stage; bit i: chunk i is in the matrix
     auto copies_of = [&](int step, int stage) {  // (zeros where a chunk is off the matrix)
         const long long k0 = (long long)step * BK, rows_b = K - k0 - rb;  // B's rows from rb on
-        pa = from_a + k0, pb = from_b + (long long)k0 * N;
+        pa = from_a + k0, pb = from_b + k0 * N;
         sa = to_a + stage * A_BYTES, sb = to_b + stage * B_BYTES;
         in_a = k0 + ca * 8 < K ? a_rows : 0;
         const long long nb = rows_b <= 0 ? 0 : (rows_b + RB - 1) / RB;  // B's chunks above K
@@ -176,9 +176,9 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
     float acc[FM][FN][4] = {};
     uint32_t fa[2][FM][4], fb[2][FN][2];  // two sets: the next 16 of K load while these multiply
     fragments(fa[0], fb[0], 0, 0);
-    int read = 0, write = STAGES - 1;  // the stages step t reads and fills
+    int read = 0;  // the stage step t reads; it fills the one before (the stage step t - 1 read)
     for (int step = 0; step < steps; ++step) {
-        copies_of(step + STAGES - 1, write);
+        copies_of(step + STAGES - 1, read == 0 ? STAGES - 1 : read - 1);
 #pragma unroll
         for (int s = 0; s < KS; ++s) {
             if (s < KS - 1) {
@@ -202,7 +202,6 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
                             copy(q);
                 }
         }
-        write = write == STAGES - 1 ? 0 : write + 1;
     }
     asm volatile("cp.async.wait_group 0;\n");
     // Thread t holds, of each 16 x 8 tile, rows t/4 and t/4 + 8, columns 2 (t%4) and 2 (t%4) + 1.
