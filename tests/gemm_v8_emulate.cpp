@@ -13,10 +13,10 @@
 // never meet are reported, not left to hang. A cp.async is queued in its thread's open group and
 // made only when a cp.async.wait_group lets its group complete, the latest the hardware may make
 // it, so a wait that lets too few groups complete reads what was in shared memory before: a
-// poison of NaNs. Every copy, ldmatrix and store is checked against the
-// bounds of its buffer, and every ldmatrix and landing copy against the races below. Values are
-// small integers, exact in bfloat16 and in float32 sums, so C must equal the reference rounded
-// once to bfloat16, element for element.
+// poison of NaNs. Every copy and ldmatrix is checked against the bounds of its buffer (C lies
+// between sentinels that a store past it overwrites), and every ldmatrix and landing copy against
+// the races below. Values are small integers, exact in bfloat16 and in float32 sums, so C must
+// equal the reference rounded once to bfloat16, element for element.
 //
 //   gemm_v8_emulate CONFIG M N K   (CONFIG: an index into configs.inc, which lists v8's tuples)
 // prints "ok" (exit 0) or the first wrong element or bad access (exit 1).
