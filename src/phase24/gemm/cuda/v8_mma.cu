@@ -20,9 +20,10 @@
 // Prediction: at 4096^3 in bfloat16 several times v7 and at least half of cuBLAS (whose Hopper
 // kernels use wgmma); the profile shows the tensor pipe busy most of the time.
 // Limit: mma.sync is Ampere's instruction; on Hopper it reaches only part of the Tensor Cores'
-// rate (ncu counts v8's tensor pipe 59.8% busy at 375 TFLOP/s, so a full pipe is near 630, 64%
-// of the H200's bfloat16 peak), and each warp's operands pass through its registers (ldmatrix);
-// wgmma (the next rungs) reads them from shared memory, a warpgroup at a time.
+// rate (ncu counts v8's tensor pipe 59.8% busy at 375 TFLOP/s, so a full pipe would give about
+// 630, where cuBLAS's wgmma kernels run at 700-770), and each warp's operands pass through its
+// registers (ldmatrix); wgmma (the next rungs) reads them from shared memory, a warpgroup at a
+// time.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
