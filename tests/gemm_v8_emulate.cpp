@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #define __device__
@@ -209,7 +210,7 @@ static void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_
 #include "block_tile.cuh"  // src/phase24/gemm/cuda/
 #include "kernel.inc"      // swizzled and mma_gemm, from v8_mma.cu
 
-static void (*body)();  // the kernel call that each thread of the block starts with
+static std::function<void()> body;  // the kernel call each thread of the block starts with
 static void start() {
     body();
     if (!current->open_group.empty() || !current->committed.empty())
@@ -221,11 +222,7 @@ template <int BM, int BN, int BK, int WM, int WN, int S, int G>
 static void launch(const bf16* a, const bf16* b, bf16* c, int M, int N, int K) {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
     smem_used = S * (BM + BN) * BK * 2;
-    static const bf16 *A, *B;
-    static bf16* C;
-    static int m, n, k;
-    A = a, B = b, C = c, m = M, n = N, k = K;
-    body = [] { mma_gemm<bf16, BM, BN, BK, WM, WN, S, G>(A, B, C, m, n, k); };
+    body = [=] { mma_gemm<bf16, BM, BN, BK, WM, WN, S, G>(a, b, c, M, N, K); };
     const long long blocks = ((M + BM - 1LL) / BM) * ((N + BN - 1LL) / BN);
     for (long long i = 0; i < blocks; ++i) {
         std::memset(smem, 0xFF, sizeof smem);
