@@ -1,6 +1,7 @@
 """`check gemm --file F` and `bench gemm --file F` on a CPU: a learner's Triton file runs in
 Triton's interpreter (float32 and float16: it has no bfloat16 tl.dot, and the check says so), a
-learner's .cu is compiled and its cubin's kernels checked against the GEMM ABI. The solved files
+learner's .cu is compiled, its cubin's kernels checked against the GEMM ABI, and run in the CUDA C
+emulator (every dtype: bfloat16 too, emulated in float32 arithmetic as a GPU does). The solved files
 of tests/learner_files/gemm/ pass, the starters (as committed) fail, each cheat is refused with
 its reason, and every bad input is one line and a non-zero status, never a traceback.
 tests/test_gemm_learner_gpu.py runs the same files on a GPU."""
@@ -101,24 +102,28 @@ def test_a_file_that_patches_the_operations_checker_fails(tmp_path):
     assert " passed, " not in out, out
 
 
-# ---- CUDA C files, compiled -----------------------------------------------------------------------
+# ---- CUDA C files, compiled and emulated --------------------------------------------------------
 
 @needs_nvcc
 @pytest.mark.nvcc
-def test_a_solved_cu_file_compiles_with_every_dtypes_kernel():
+def test_a_solved_cu_file_passes_emulated_with_every_dtypes_kernel():
     rc, out = grade(FILES / "good.cu")
-    assert rc == 0 and "Compiled. Running it needs an NVIDIA GPU" in out, out
+    assert rc == 0 and counts(out) == (42, 0), out  # 14 cases x 3 dtypes
+    assert "emulated on the CPU: correctness and counts, no timing" in out, out
     assert "ABI: gemm_f32, gemm_f16, gemm_bf16: found, with the ABI's parameters" in out, out
-    assert re.search(r"sm_90a +gemm_f32: \d+ registers, 0 B shared, 0 B spilled", out), out
+    assert re.search(r"counts, not times: gemm_f32 on 64 x 64 x 64 float32.*\n.*\n +global loads "
+                     r"+\d+ +[\d.]+ sectors", out), out
 
 
 @needs_nvcc
 @pytest.mark.nvcc
-def test_the_cu_starter_compiles_and_names_what_it_defines(tmp_path):
-    """Without a GPU it cannot run: its kernel is only compiled (on a GPU it fails, see
-    tests/test_gemm_learner_gpu.py); its comments name gemm_f16 and gemm_bf16, which it lacks."""
+def test_the_cu_starter_fails_emulated_and_names_what_it_defines(tmp_path):
+    """As committed its kernel writes zeros: emulated, only the empty products and K = 0 pass
+    (on a GPU the same, see tests/test_gemm_learner_gpu.py); its comments name gemm_f16 and
+    gemm_bf16, which it lacks."""
     rc, out = grade(committed("labs/starters/my_gemm.cu", tmp_path))
-    assert rc == 0 and "gemm_f32: found, with the ABI's parameters" in out, out
+    assert rc == 1 and counts(out) == (3, 11), out
+    assert "gemm_f32: found, with the ABI's parameters" in out, out
     assert "not defined: gemm_f16, gemm_bf16 (those dtypes are not graded)" in out, out
 
 
@@ -150,7 +155,7 @@ def test_a_cu_file_in_latin_1_gets_its_verdict(tmp_path):
     with a mistake in it, the compiler's own message and line."""
     comment = "// año: una línea en Latin-1\n".encode("latin-1")
     rc, out = grade(mine(tmp_path, "mine.cu", comment + GOOD_CU.encode()))
-    assert rc == 0 and "Compiled." in out, out
+    assert rc == 0 and counts(out) == (42, 0), out
     path = mine(tmp_path, "broken.cu", comment + b"int oops = ;\n" + GOOD_CU.encode())
     rc, out = grade(path)
     assert rc == 1 and f"{path}(2): error: expected an expression" in out, out
@@ -191,11 +196,15 @@ def test_a_bad_argument_is_one_line(command, argv, said):
 
 
 @pytest.mark.parametrize("name", ["good.py", "good.cu"])
-def test_bench_file_without_a_gpu_is_one_line(name):
+def test_bench_file_without_a_gpu_says_so_and_counts_a_cu_file(name):
     rc, out = phase24("bench", "gemm", "--file", str(FILES / name))
     lines = [line for line in out.splitlines() if line.strip()]
-    assert rc == 1 and lines == [f"No GPU here: timing {name} needs an NVIDIA GPU (`check gemm "
-                                 "--file` checks it here)"], out
+    assert rc == 1 and lines[0] == (f"No GPU here: timing {name} needs an NVIDIA GPU (`check gemm "
+                                    "--file` checks it here)"), out
+    if name.endswith(".py"):
+        assert len(lines) == 1, out
+    else:  # the emulator's counts in place of times
+        assert lines[1].startswith("counts, not times: gemm_f32 on 64 x 64 x 64"), out
 
 
 def test_bench_file_loads_the_file_in_a_worker_and_says_why_it_cannot_time_it():
@@ -239,7 +248,7 @@ def test_a_cu_files_kernel_is_launched_with_its_tile_and_threads(tmp_path, monke
 
     monkeypatch.setattr(learner_cu, "load", lambda path, abi, flags: ("abi",
                                                                       {torch.float32: Recorder()}))
-    monkeypatch.setattr(learner_cuda, "entry", lambda name, tiles: (lambda *t: tiles(*t)))
+    monkeypatch.setattr(learner_cuda, "entry", lambda name, tiles, allow_cpu: (lambda *t: tiles(*t)))
     path = mine(tmp_path, "mine.cu", "#define TILE_M 4\n#define TILE_N 32\n#define THREADS 128\n")
     matmul, covered = learner_cuda.load_learner_gemm(path)
     assert covered == [torch.float32] and matmul.abi == "abi"

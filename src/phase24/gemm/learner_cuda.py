@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from phase24.gemm.args import GemmArgumentError, entry
 from phase24.harness import learner_cu
 
@@ -57,7 +59,7 @@ def load_learner_gemm(path: str | Path):
             raise GemmArgumentError(f"{path.name} has no kernel for {a.dtype}")
         launch_tiles(kernels[a.dtype], tile, threads, a, b, c, path.name)
 
-    matmul = entry(path.name, tiles)
+    matmul = entry(path.name, tiles, allow_cpu=not torch.cuda.is_available())  # emulated
     matmul.abi = abi
     return matmul, list(kernels)
 
@@ -65,3 +67,26 @@ def load_learner_gemm(path: str | Path):
 def compile_only(path: Path) -> int:
     """A .cu without a GPU: compiled, ptxas's report printed, the ABI checked from the cubin."""
     return learner_cu.compile_only(path, ABI, LAB_HEADERS)
+
+
+COUNTED = (64, 64, 64)  # the M, N, K `check --file` counts without a GPU (harness/counted.py)
+
+
+def counted(path: Path) -> tuple[dict, dict, str]:
+    """One emulated launch of the file's gemm_f32 on COUNTED, counted: (counts, the operation's
+    minimum bytes and its FLOPs, the launch in words)."""
+    import numpy as np
+
+    (rows, cols), threads = launch_shape(learner_cu.source_text(path), path.name)
+    abi, kernels = learner_cu.load_emulated(path, ABI, LAB_HEADERS)
+    if torch.float32 not in kernels:
+        raise GemmArgumentError(f"{path.name} has no gemm_f32 to count")
+    m, n, k = COUNTED
+    a, b, c = torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)
+    grid = -(-m // rows) * -(-n // cols)
+    counts = kernels[torch.float32].launch(grid, threads, a, b, c, np.int32(m), np.int32(n),
+                                           np.int32(k), counts=True, schedules=1)
+    ideal = {"load_bytes": 4 * (m * k + k * n), "store_bytes": 4 * m * n, "flops": 2 * m * n * k,
+             "flops_words": "2·M·N·K"}
+    return counts, ideal, (f"gemm_f32 on {m} x {n} x {k} float32, one launch of {grid} blocks of "
+                           f"{threads} threads ({rows} x {cols} tiles of C)")

@@ -3,8 +3,9 @@ then a table per implementation (cases passed, failed, not applicable) and every
 full; every case's row goes to a log file the command names.
 
 The cases run in a worker process (harness/isolate.py). Without a GPU, the Triton rungs and a
-learner's .py run in Triton's interpreter; CUDA C implementations are skipped, and a learner's
-.cu is compiled and its exported kernels checked against the ABI.
+learner's .py run in Triton's interpreter, a learner's .cu in the CUDA C emulator (emulator/),
+which then counts one launch's memory traffic in a process of its own (harness/counted.py);
+the lab's CUDA C implementations are skipped.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from phase24.core.provenance import REPO
 
 INTERPRETER = ("Triton's interpreter runs the Triton kernels on this CPU (the lab chooses it where "
                "there is no GPU;\nnothing to set): it checks what they compute, not their speed.")
+EMULATED = ("emulated on the CPU: correctness and counts, no timing (each CUDA thread a coroutine, "
+            "every access checked;\nthe same cases as a GPU's, long rows trimmed)")
 LOGS = REPO / "out" / "check"
 
 
@@ -169,12 +172,10 @@ def check(op: Op, args) -> int:
             "device": "cuda" if gpu else "cpu", "case": args.case}
     if args.file:
         path = Path(args.file)
-        if not gpu and path.suffix == ".cu":
-            return op.compile_only(path)
         spec["file"] = str(path.resolve())
         out(f"{path.name}: its code runs in a worker process, with your rights.")
         if not gpu:
-            out(INTERPRETER)
+            out(EMULATED if path.suffix == ".cu" else INTERPRETER)
     else:
         spec["impls"] = _registry_subjects(op, args.impl, gpu)
         if spec["impls"] is None:
@@ -192,4 +193,9 @@ def check(op: Op, args) -> int:
     except LoadError as err:  # a message of several lines (a compiler's) is printed as it is
         (out if "\n" in str(err) else say)(f"FAIL: {err}")
         return 1
-    return table.summary()
+    rc = table.summary()
+    if args.file and not gpu and Path(args.file).suffix == ".cu":
+        from phase24.harness.counted import show
+
+        show(op.name, Path(args.file), args.timeout)
+    return rc

@@ -112,8 +112,9 @@ def worker(spec: dict, start: int) -> int:
     tampered = _watch(op, spec)
     try:
         subjects, dtypes, notes = _subjects(op, spec)
-    except Exception as err:  # the file's own error, or nvcc's: said, not a traceback
-        send(fatal=f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err))
+    except Exception as err:  # the file's own error, or a compiler's: said, not a traceback
+        ours = isinstance(err, ValueError) or type(err).__module__.startswith("phase24")
+        send(fatal=str(err) if ours else f"{type(err).__name__}: {err}")
         return 0
     if tampered():
         send(fatal=tampered())

@@ -125,9 +125,9 @@ class Abi:
         return "; ".join(parts)
 
 
-def check_abi(cubin: Path, file_name: str, spec: KernelAbi) -> Abi:
-    """Compare the cubin's kernels with the ABI. Raises LearnerCudaError when none is usable."""
-    kernels = entry_kernels(cubin)
+def check_abi(kernels: dict, file_name: str, spec: KernelAbi) -> Abi:
+    """Compare the kernels a build exports (entry_kernels' form) with the ABI. Raises
+    LearnerCudaError when none is usable."""
     good, problems, missing = {}, [], []
     sizes_wanted = ", ".join(str(s) for _, s in spec.params)
     for tag, dtype in TAGS.items():
@@ -160,15 +160,39 @@ def check_abi(cubin: Path, file_name: str, spec: KernelAbi) -> Abi:
 def load(path: Path, spec: KernelAbi, headers: tuple[str, ...]) -> tuple[Abi, dict]:
     """(the ABI found in the file's cubin, {dtype: Kernel} of its gradable kernels, each built
     and loaded for this GPU now, not during the first case). The cubin read for the ABI is built
-    for sm_80: the names and parameters are the same for every target."""
+    for sm_80: the names and parameters are the same for every target. Without a GPU, the
+    kernels are the emulator's (emulator/), which take CPU tensors."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return load_emulated(path, spec, headers)
     from phase24.bridge import compile_cu, load_kernel
 
-    abi = check_abi(compile_cu(path, "sm_80", headers).image, path.name, spec)
+    abi = check_abi(entry_kernels(compile_cu(path, "sm_80", headers).image), path.name, spec)
     kernels = {dtype: load_kernel(path, name, flags=headers)
                for dtype, name in abi.kernels.items()}
     for kernel in kernels.values():
         kernel.on()
     return abi, kernels
+
+
+def load_emulated(path: Path, spec: KernelAbi, headers: tuple[str, ...]) -> tuple[Abi, dict]:
+    """load()'s answer on a CPU: the file built by the emulator, its kernels checked against the
+    ABI as a cubin's are. Where nvcc is installed it compiles the file first, so that what a
+    GPU's compiler refuses (and the host compiler would take) is refused here too, in nvcc's
+    words, and the ABI is read from its cubin."""
+    from phase24.bridge.nvcc import NvccError, compile_cu, nvcc_path
+    from phase24.emulator import build
+
+    try:
+        nvcc_path()
+    except NvccError:
+        exports = None
+    else:
+        exports = entry_kernels(compile_cu(path, "sm_80", headers).image)
+    library = build(path, headers)
+    abi = check_abi(library.exports() if exports is None else exports, path.name, spec)
+    return abi, {dtype: library.kernel(name) for dtype, name in abi.kernels.items()}
 
 
 def source_text(path: Path) -> str:
@@ -191,7 +215,7 @@ def compile_only(path: Path, spec: KernelAbi, headers: tuple[str, ...]) -> int:
             for k in b.kernels.values():
                 out(f"  {b.arch:<7} {k.name}: {k.registers} registers, {k.shared_bytes} B shared, "
                     f"{k.spills} B spilled")
-        abi = check_abi(builds[0].image, path.name, spec)
+        abi = check_abi(entry_kernels(builds[0].image), path.name, spec)
     except NvccError as err:  # the compiler's own words and lines, as it wrote them
         out(f"FAIL: {err}")
         return 1

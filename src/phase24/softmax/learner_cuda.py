@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from phase24.harness import learner_cu
 from phase24.softmax.args import SoftmaxArgumentError, entry
@@ -50,7 +51,7 @@ def load_learner_softmax(path: str | Path):
         kernels[x2d.dtype].launch(math.ceil(m / rows_per_block), threads, x2d, out,
                                   np.int64(m), np.int32(n), np.int64(x2d.stride(0)))
 
-    softmax = entry(path.name, rows)
+    softmax = entry(path.name, rows, allow_cpu=not torch.cuda.is_available())  # emulated
     softmax.abi = abi
     return softmax, list(kernels)
 
@@ -58,3 +59,24 @@ def load_learner_softmax(path: str | Path):
 def compile_only(path: Path) -> int:
     """A .cu without a GPU: compiled, ptxas's report printed, the ABI checked from the cubin."""
     return learner_cu.compile_only(path, ABI, LAB_HEADERS)
+
+
+COUNTED = (64, 1024)  # the shape `check --file` counts without a GPU (harness/counted.py)
+
+
+def counted(path: Path) -> tuple[dict, dict, str]:
+    """One emulated launch of the file's softmax_f32 on COUNTED, counted: (counts, the
+    operation's minimum bytes and its FLOPs, the launch in words)."""
+    abi, kernels = learner_cu.load_emulated(path, ABI, LAB_HEADERS)
+    if torch.float32 not in kernels:
+        raise SoftmaxArgumentError(f"{path.name} has no softmax_f32 to count")
+    threads, rows_per_block = launch_shape(learner_cu.source_text(path))
+    m, n = COUNTED
+    x, y = torch.randn(m, n), torch.empty(m, n)
+    grid = math.ceil(m / rows_per_block)
+    counts = kernels[torch.float32].launch(grid, threads, x, y, np.int64(m), np.int32(n),
+                                           np.int64(n), counts=True, schedules=1)
+    ideal = {"load_bytes": 4 * m * n, "store_bytes": 4 * m * n, "flops": 5 * m * n,
+             "flops_words": "about 5 an element: max, subtract, exp, add, divide"}
+    return counts, ideal, (f"softmax_f32 on {m} x {n} float32, one launch of {grid} blocks of "
+                           f"{threads} threads")

@@ -1,0 +1,3 @@
+// cuda.h: everything the emulator offers comes with emu.h.
+#pragma once
+#include "emu.h"

@@ -1,0 +1,3 @@
+// cuda_runtime_api.h: everything the emulator offers comes with emu.h.
+#pragma once
+#include "emu.h"
