@@ -111,7 +111,7 @@ def test_a_solved_cu_file_passes_emulated_with_every_dtypes_kernel():
     assert rc == 0 and counts(out) == (42, 0), out  # 14 cases x 3 dtypes
     assert "emulated on the CPU: correctness and counts, no timing" in out, out
     assert "ABI: gemm_f32, gemm_f16, gemm_bf16: found, with the ABI's parameters" in out, out
-    assert re.search(r"counts, not times: gemm_f32 on 64 x 64 x 64 float32.*\n.*\n +global loads "
+    assert re.search(r"counts, not times: gemm_f32 on 64 x 64 x 64 float32.*\n.*\n +loads of a "
                      r"+\d+ +[\d.]+ sectors", out), out
 
 

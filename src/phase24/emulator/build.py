@@ -5,10 +5,11 @@
    before the file, and ``__CUDACC__`` and ``__CUDA_ARCH__`` (800: the SIMT code paths) defined.
 2. source.py rewrites what the compiler cannot take (``__global__``, ``__shared__``, known
    inline PTX) and refuses, in one line, what the emulator does not run.
-3. The result is compiled at -O0 with the address-sanitizer instrumentation calling out before
-   every load and store (runtime/memory.cpp receives the calls; -O0 keeps one call per access
+3. The result is compiled at -O0 with the thread-sanitizer instrumentation calling out before
+   every load and store (runtime/hooks.cpp receives the calls; -O0 keeps one call per access
    as written: a float4 load stays one 16-byte access), with debug lines that name the .cu
-   file, and linked with the runtime into one library.
+   file, and linked with the runtime into one library (no sanitizer library: the runtime is
+   the sanitizer).
 
 Builds are kept in the kernel cache's ``emulated`` folder, keyed by the preprocessed text, the
 flags, the compiler and the runtime's sources: a second check of an unchanged file loads it.
@@ -31,9 +32,12 @@ INCLUDE = HERE / "include"
 RUNTIME = sorted((HERE / "runtime").glob("*.cpp"))
 INSTALL = ("a C++ compiler: install g++ (Debian/Ubuntu: sudo apt install g++; Fedora: sudo dnf "
            "install gcc-c++; macOS is not supported: use Linux or WSL)")
-SANITIZE = ("-fsanitize=kernel-address", "--param", "asan-instrumentation-with-call-threshold=0",
-            "--param", "asan-stack=0", "--param", "asan-globals=0")
-COMMON = ("-std=c++17", "-fPIC", "-g", "-w", "-fno-strict-aliasing", "-fno-omit-frame-pointer")
+SANITIZE = ("-fsanitize=thread",)  # a call before every load and store (runtime/hooks.cpp)
+# -fno-gnu-unique: a static of an inline function (a __shared__ array in a header's template) is
+# otherwise one object across every library loaded, and a second library would find it
+# registered with the first one's runtime.
+COMMON = ("-std=c++17", "-fPIC", "-g", "-w", "-fno-strict-aliasing", "-fno-omit-frame-pointer",
+          "-fno-gnu-unique", "-fno-semantic-interposition")
 SECONDS = 120  # one compiler step; past it the file is not a kernel the emulator can run
 
 
@@ -43,7 +47,7 @@ class CompileError(ValueError):
 
 
 def compiler() -> str | None:
-    """The host compiler the emulator uses: g++ (its address-sanitizer parameters are GCC's)."""
+    """The host compiler the emulator uses: g++ (clang's instrumentation differs in detail)."""
     return os.environ.get("CXX_EMULATOR") or shutil.which("g++")
 
 
@@ -100,10 +104,20 @@ def build(path: str | Path, flags: tuple[str, ...] = ()) -> Library:
     if cxx is None:
         raise CompileError(f"no host C++ compiler: the emulator needs {INSTALL}")
     includes = [f for f in flags if f.startswith("-I")]
-    text = _run([cxx, "-E", "-x", "c++", "-std=c++17", "-D__CUDACC__", "-D__CUDA_ARCH__=800",
-                 f"-I{INCLUDE}", f"-I{path.parent}", *includes, "-include", "emu.h", str(path)],
-                f"{path.name} does not compile")
+
+    def preprocessed(arch: int) -> str:
+        hopper = ("-D__CUDA_ARCH_FEAT_SM90_ALL",) if arch == 900 else ()
+        return _run([cxx, "-E", "-x", "c++", "-std=c++17", "-D__CUDACC__",
+                     f"-D__CUDA_ARCH__={arch}", *hopper, f"-I{INCLUDE}", f"-I{path.parent}", *includes,
+                     "-include", "emu.h", str(path)], f"{path.name} does not compile")
+
     try:
+        try:
+            text = preprocessed(800)
+        except CompileError as err:  # a file that stops with #error below sm_90: what it uses
+            if "#error" in str(err):
+                source.kernelise(preprocessed(900), str(INCLUDE))
+            raise
         rewritten = source.kernelise(text, str(INCLUDE))
     except source.Refused as err:
         raise CompileError(f"{path.name}: {err}") from None

@@ -16,29 +16,27 @@ instruction touched, not how long the GPU would take.
 
 from __future__ import annotations
 
-# (label, key of the counts, unit, key of the operation's minimum bytes)
-ROWS = [("global loads", "global_load", "sectors", "load_bytes"),
-        ("global stores", "global_store", "sectors", "store_bytes"),
-        ("shared loads", "shared_load", "wavefronts", None),
-        ("shared stores", "shared_store", "wavefronts", None)]
+LABELS = {"global_load": "loads of", "global_store": "stores to", "shared_load": "shared loads of",
+          "shared_store": "shared stores to"}
 
 
 def table(counts: dict, ideal: dict, what: str) -> list[str]:
-    """The lines to print for ``counts`` (kernel.launch(counts=True)'s dict); ``ideal`` gives
-    the operation's "load_bytes", "store_bytes" and "flops", ``what`` the launch in words."""
+    """The lines to print for ``counts`` (kernel.launch(counts=True)'s dict). ``ideal`` gives
+    "bytes", the operation's minimum per pointer parameter by name (each input read once, each
+    output written once), and "flops" with "flops_words" saying how they are counted; ``what``
+    is the launch in words."""
     lines = [f"counts, not times: {what}",
-             f"  {'':<14}{'requests':>10}  {'per request (ideal)':<26}{'bytes':>12}"
-             f"{'ideal bytes':>13}"]
-    for label, key, unit, least in ROWS:
-        requests, units, best, moved = counts[key]
-        if not requests:
-            continue
-        lines.append(f"  {label:<14}{requests:>10}  {units / requests:>5.1f} {unit:<10} "
-                     f"({best / requests:.1f}){'':<5}{moved:>12}{ideal[least] if least else '':>13}")
-    minimum = ideal["load_bytes"] + ideal["store_bytes"]
+             f"  {'':<24}{'requests':>9}  {'per request (ideal)':<25}{'bytes':>10}"
+             f"{'least bytes':>13}"]
+    for space, name, requests, units, best, moved in counts["rows"]:
+        unit = "sectors" if space.startswith("global") else "wavefronts"
+        least = ideal["bytes"].get(name, "") if space.startswith("global") else ""
+        lines.append(f"  {LABELS[space] + ' ' + name:<24}{requests:>9}  {units / requests:>5.1f} "
+                     f"{unit:<10} ({best / requests:.1f}){'':<3}{moved:>10}{least:>13}")
+    minimum = sum(ideal["bytes"].values())
     lines.append(f"  distinct bytes of global memory touched: {counts['unique_bytes']} (the "
-                 f"operation's minimum: {minimum}); atomics: {counts['atomics']}")
-    lines.append(f"  FLOPs of the operation: {ideal['flops']:.3g} ({ideal['flops_words']}; not "
-                 f"counted in the kernel), {ideal['flops'] / minimum:.2f} FLOP per byte at the "
-                 "minimum")
+                 f"operation's least: {minimum}); atomics: {counts['atomics']}")
+    lines.append(f"  FLOPs of the operation (the emulator counts memory, not arithmetic): "
+                 f"{ideal['flops']:.3g}, {ideal['flops_words']}; {ideal['flops'] / minimum:.2f} "
+                 "per least byte")
     return lines

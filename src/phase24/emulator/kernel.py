@@ -98,6 +98,18 @@ class Kernel:
         self.kinds, self.sizes = list(kinds[:n]), list(sizes[:n])
         self.call = ctypes.cast(getattr(library.dll, f"emu_call_{name}"), ctypes.c_void_p)
         self.last_counts: dict | None = None
+        self.shared_limit = 48 * 1024  # dynamic shared memory a launch may take, as on a GPU
+
+    def set_attribute(self, name: str, value: int) -> None:
+        """bridge's Kernel.set_attribute: MAX_DYNAMIC_SHARED_SIZE_BYTES raises the limit (to
+        the 227 KB a Hopper block may have at most); the others change nothing emulated."""
+        if name == "MAX_DYNAMIC_SHARED_SIZE_BYTES":
+            self.shared_limit = int(value)
+
+    @property
+    def param_names(self) -> list[str]:
+        names = self.library.params.get(self.name, [])
+        return [names[i] if i < len(names) else f"argument {i}" for i in range(len(self.kinds))]
 
     def on(self, device=None) -> Kernel:
         return self
@@ -108,10 +120,9 @@ class Kernel:
         if len(args) != len(self.kinds):
             raise EmulatorFault(f"{self.name} takes {len(self.kinds)} arguments, given "
                                 f"{len(args)}")
-        names = self.library.params.get(self.name, [])
         values, buffers = [], []
-        for i, (a, kind, size) in enumerate(zip(args, self.kinds, self.sizes)):
-            name = names[i] if i < len(names) else f"argument {i}"
+        for i, (a, kind, size, name) in enumerate(zip(args, self.kinds, self.sizes,
+                                                      self.param_names)):
             if isinstance(a, torch.Tensor):
                 if kind == 0 or a.device.type != "cpu":
                     raise EmulatorFault(f"{self.name}: {name} is a tensor on {a.device}: the "
@@ -133,6 +144,10 @@ class Kernel:
                schedules: int = 2) -> dict | None:
         """Run the kernel over ``grid`` blocks of ``block`` threads; EmulatorFault on the first
         fault. Returns the launch's counts when ``counts`` (see counts.py)."""
+        if shared_bytes > self.shared_limit:
+            raise EmulatorFault(f"{self.name}: launch failed: too many resources requested for "
+                                f"the block: {shared_bytes} bytes of dynamic shared memory, past "
+                                f"its limit of {self.shared_limit} (set_attribute raises it)")
         values, buffers = self._pack(args)
         argv = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
         table = (_Buffer * max(1, len(buffers)))(*buffers)

@@ -4,8 +4,8 @@ the learner's own file and line):
 
 * ``__global__`` dropped, and the names of the kernels it marked kept (not templates: those
   are launched through an extern "C" instance);
-* each ``__shared__ T name[...]`` made a static that registers itself with the runtime, which
-  poisons and checks it for every block; ``extern __shared__ T name[]`` a pointer to the
+* each ``__shared__ T name[...]`` made a static (followed by a guard region) that registers
+  itself with the runtime, which poisons and checks it for every block; ``extern __shared__ T name[]`` a pointer to the
   launch's dynamic shared memory;
 * inline PTX the emulator knows made a call; anything it cannot run refused, in one line that
   names the construct, the file and the line.
@@ -112,7 +112,8 @@ def _asm(text: str, m: re.Match) -> str:
     """The call that replaces one asm statement, or Refused naming its instruction."""
     close = _closing(text, m.end() - 1)
     parts = _split_top(text[m.end():close], ":")
-    template = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', parts[0])).strip()
+    template = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', parts[0]))
+    template = re.sub(r"\\[nt]", " ", template).strip()
     op = template.split()[0] if template else ""
     operands = [re.search(r"\((.*)\)", p.strip(), re.S) for p in parts[1:3]]
     if op in KNOWN_PTX and re.fullmatch(r"\S+\s+%0,\s*%1;?", template) and all(operands):
@@ -135,9 +136,16 @@ def _shared(decl: str, extern: bool, where: str) -> str:
             plain = re.sub(r"__attribute__\s*\(\(.*?\)\)", "", kind).strip()
             out.append(f"{plain}* const {name} = static_cast<{plain}*>(emu_dynamic_shared());")
         else:
-            out.append(f"static {kind} {name}{dims}; static const int emu_registered_{name} = "
-                       f'emu_shared_var(&{name}, sizeof({name}), "{name}"); '
-                       f"(void)emu_registered_{name};")
+            ndims = dims.count("[")
+            strides = ", ".join(f"sizeof({name}{'[0]' * (k + 1)})" for k in range(ndims)) or "0"
+            # in a box with a guard region after it, so that an access past its end lands in
+            # no variable, and is named out of bounds
+            ref = f"(&{name}){dims}" if dims else f"&{name}"
+            out.append(f"static struct {{ {kind} v{dims}; char guard[256]; }} emu_box_{name}; "
+                       f"{kind} {ref} = emu_box_{name}.v; static const unsigned long emu_strides_{name}"
+                       f"[] = {{{strides}}}; static const int emu_registered_{name} = "
+                       f'emu_shared_var(&{name}, sizeof({name}), "{name}", {ndims}, '
+                       f"emu_strides_{name}); (void)emu_registered_{name};")
     return " ".join(out)
 
 

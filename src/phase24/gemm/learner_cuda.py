@@ -84,9 +84,11 @@ def counted(path: Path) -> tuple[dict, dict, str]:
     m, n, k = COUNTED
     a, b, c = torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)
     grid = -(-m // rows) * -(-n // cols)
-    counts = kernels[torch.float32].launch(grid, threads, a, b, c, np.int32(m), np.int32(n),
-                                           np.int32(k), counts=True, schedules=1)
-    ideal = {"load_bytes": 4 * (m * k + k * n), "store_bytes": 4 * m * n, "flops": 2 * m * n * k,
+    kernel = kernels[torch.float32]
+    counts = kernel.launch(grid, threads, a, b, c, np.int32(m), np.int32(n), np.int32(k),
+                           counts=True, schedules=1)
+    ideal = {"bytes": dict(zip(kernel.param_names[:3], (4 * m * k, 4 * k * n, 4 * m * n))),
+             "flops": 2 * m * n * k,
              "flops_words": "2·M·N·K"}
     return counts, ideal, (f"gemm_f32 on {m} x {n} x {k} float32, one launch of {grid} blocks of "
                            f"{threads} threads ({rows} x {cols} tiles of C)")

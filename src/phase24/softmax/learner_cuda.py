@@ -74,9 +74,10 @@ def counted(path: Path) -> tuple[dict, dict, str]:
     m, n = COUNTED
     x, y = torch.randn(m, n), torch.empty(m, n)
     grid = math.ceil(m / rows_per_block)
-    counts = kernels[torch.float32].launch(grid, threads, x, y, np.int64(m), np.int32(n),
-                                           np.int64(n), counts=True, schedules=1)
-    ideal = {"load_bytes": 4 * m * n, "store_bytes": 4 * m * n, "flops": 5 * m * n,
-             "flops_words": "about 5 an element: max, subtract, exp, add, divide"}
+    kernel = kernels[torch.float32]
+    counts = kernel.launch(grid, threads, x, y, np.int64(m), np.int32(n), np.int64(n),
+                           counts=True, schedules=1)
+    ideal = {"bytes": dict(zip(kernel.param_names[:2], (4 * m * n,) * 2)), "flops": 5 * m * n,
+             "flops_words": "about 5 an element (max, subtract, exp, add, divide)"}
     return counts, ideal, (f"softmax_f32 on {m} x {n} float32, one launch of {grid} blocks of "
                            f"{threads} threads")

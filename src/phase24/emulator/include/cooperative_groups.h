@@ -17,8 +17,8 @@ struct thread_block {
     dim3 thread_index() const { return threadIdx; }
     dim3 dim_threads() const { return blockDim; }
 };
-inline thread_block this_thread_block() { return thread_block(); }
-inline void sync(const thread_block& b) { b.sync(); }
+EMU_INLINE thread_block this_thread_block() { return thread_block(); }
+EMU_INLINE void sync(const thread_block& b) { b.sync(); }
 
 template <unsigned S>
 struct thread_block_tile {
@@ -44,9 +44,9 @@ struct thread_block_tile {
     int all(int p) const { return __all_sync(mask(), p); }
 };
 template <unsigned S>
-inline thread_block_tile<S> tiled_partition(const thread_block&) { return {}; }
+EMU_INLINE thread_block_tile<S> tiled_partition(const thread_block&) { return {}; }
 template <unsigned S>
-inline void sync(const thread_block_tile<S>& t) { t.sync(); }
+EMU_INLINE void sync(const thread_block_tile<S>& t) { t.sync(); }
 
 template <typename T> struct plus { T operator()(T a, T b) const { return a + b; } };
 template <typename T> struct greater { T operator()(T a, T b) const { return a > b ? a : b; } };
@@ -55,7 +55,7 @@ template <typename T> struct bit_and { T operator()(T a, T b) const { return a &
 template <typename T> struct bit_or { T operator()(T a, T b) const { return a | b; } };
 
 template <unsigned S, typename T, typename Op>
-inline T reduce(const thread_block_tile<S>& tile, T v, Op op) {
+EMU_INLINE T reduce(const thread_block_tile<S>& tile, T v, Op op) {
     for (unsigned m = S / 2; m > 0; m /= 2) v = op(v, tile.shfl_xor(v, m));
     return v;
 }

@@ -2,8 +2,8 @@
 // kernel's file (build.py passes -include emu.h). Each CUDA thread is a coroutine of
 // runtime/scheduler.cpp; this header gives the kernel its names (threadIdx, __syncthreads,
 // __shfl_xor_sync, atomicAdd, ...) and forwards each to the runtime, which checks and counts.
-// Loads and stores are not seen here: the compiler's address-sanitizer instrumentation calls
-// runtime/memory.cpp before every one of them.
+// Loads and stores are not seen here: the compiler's thread-sanitizer instrumentation calls
+// runtime/hooks.cpp before every one of them.
 #pragma once
 #include <math.h>
 #include <stdint.h>
@@ -13,8 +13,12 @@
 #include <algorithm>
 #include <type_traits>
 
+// Device functions are inlined into the kernel: a struct a call returns (a __half, a float4)
+// straight into memory is otherwise stored by the call, unseen by the instrumentation; inlined,
+// the store is the kernel's own.
+#define EMU_INLINE inline __attribute__((always_inline))
 #define __host__
-#define __device__
+#define __device__ __attribute__((always_inline))
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict
@@ -25,7 +29,7 @@
 #define __grid_constant__
 #define CUDART_CB
 // Functions of the runtime itself: never instrumented (their memory is the emulator's).
-#define EMU_RAW __attribute__((no_sanitize_address, noinline))
+#define EMU_RAW __attribute__((no_sanitize_thread, noinline))
 
 #include "emu_vectors.h"
 
@@ -40,7 +44,8 @@ uint64_t emu_warp(int kind, unsigned mask, uint64_t value, int lane_or_delta, in
                   const char* file);
 void emu_atomic_begin(const void* address, int bytes, int is_float);
 void* emu_dynamic_shared(void);
-int emu_shared_var(void* address, unsigned long bytes, const char* name);
+int emu_shared_var(void* address, unsigned long bytes, const char* name, int ndims,
+                   const unsigned long* strides);
 unsigned emu_active_mask(void);
 }
 

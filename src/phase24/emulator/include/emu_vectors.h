@@ -27,10 +27,10 @@ struct dim3 {
 };
 
 #define EMU_MAKE(N, T)                                                                         \
-    inline N##1 make_##N##1(T x) { return N##1{x}; }                                           \
-    inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }                                   \
-    inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }                           \
-    inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+    EMU_INLINE N##1 make_##N##1(T x) { return N##1{x}; }                                           \
+    EMU_INLINE N##2 make_##N##2(T x, T y) { return N##2{x, y}; }                                   \
+    EMU_INLINE N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }                           \
+    EMU_INLINE N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
 EMU_MAKE(char, signed char)
 EMU_MAKE(uchar, unsigned char)
 EMU_MAKE(short, short)

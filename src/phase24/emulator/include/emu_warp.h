@@ -11,7 +11,7 @@ enum EmuWarpKind {
 };
 
 template <typename T>
-inline T emu_shuffle(int kind, unsigned mask, T value, int lane, int width, int line,
+EMU_INLINE T emu_shuffle(int kind, unsigned mask, T value, int lane, int width, int line,
                      const char* file) {
     static_assert(sizeof(T) <= 8, "a warp shuffle moves at most 8 bytes");
     uint64_t bits = 0;
@@ -30,7 +30,7 @@ inline T emu_shuffle(int kind, unsigned mask, T value, int lane, int width, int 
     emu_shuffle(EMU_SHFL_DOWN, mask, v, delta, emu_width(__VA_ARGS__), __LINE__, __FILE__)
 #define __shfl_xor_sync(mask, v, m, ...) \
     emu_shuffle(EMU_SHFL_XOR, mask, v, m, emu_width(__VA_ARGS__), __LINE__, __FILE__)
-inline int emu_width(int width = 32) { return width; }
+EMU_INLINE int emu_width(int width = 32) { return width; }
 
 #define EMU_VOTE(kind, mask, p) \
     ((unsigned)emu_warp(kind, mask, (uint64_t)!!(p), 0, 32, __LINE__, __FILE__))
@@ -39,7 +39,7 @@ inline int emu_width(int width = 32) { return width; }
 #define __all_sync(mask, p) ((int)EMU_VOTE(EMU_ALL, mask, p))
 #define __syncwarp(...) ((void)emu_warp(EMU_SYNCWARP, emu_full(__VA_ARGS__), 0, 0, 32, __LINE__, __FILE__))
 #define __activemask() emu_active_mask()
-inline unsigned emu_full(unsigned mask = 0xffffffffu) { return mask; }
+EMU_INLINE unsigned emu_full(unsigned mask = 0xffffffffu) { return mask; }
 
 #define EMU_REDUCE(kind, mask, v) emu_warp(kind, mask, (uint64_t)(uint32_t)(v), 0, 32, __LINE__, __FILE__)
 #define __reduce_add_sync(mask, v) ((unsigned)EMU_REDUCE(EMU_REDUCE_ADD, mask, v))
@@ -49,7 +49,7 @@ inline unsigned emu_full(unsigned mask = 0xffffffffu) { return mask; }
 #define __reduce_min_sync(mask, v) emu_reduce_minmax(0, mask, v, __LINE__, __FILE__)
 #define __reduce_max_sync(mask, v) emu_reduce_minmax(1, mask, v, __LINE__, __FILE__)
 template <typename T>
-inline T emu_reduce_minmax(int max, unsigned mask, T v, int line, const char* file) {
+EMU_INLINE T emu_reduce_minmax(int max, unsigned mask, T v, int line, const char* file) {
     static_assert(sizeof(T) == 4 && std::is_integral<T>::value, "__reduce_*_sync takes ints");
     const int kind = std::is_signed<T>::value ? (max ? EMU_REDUCE_IMAX : EMU_REDUCE_IMIN)
                                               : (max ? EMU_REDUCE_UMAX : EMU_REDUCE_UMIN);

@@ -59,16 +59,17 @@ static void restore(const std::vector<std::vector<char>>& bytes) {
 }
 
 static std::string counts_json(const Counts& c) {
-    char text[1024];
-    static const char* names[SPACES] = {"global_load", "global_store", "shared_load",
-                                        "shared_store"};
-    std::string json = "{";
-    for (int s = 0; s < SPACES; ++s) {  // [requests, sectors or wavefronts, their ideal, bytes]
-        std::snprintf(text, sizeof text, "\"%s\": [%lld, %lld, %lld, %lld], ", names[s],
-                      c.requests[s], c.units[s], c.ideal[s], c.bytes[s]);
+    static const char* spaces[SPACES] = {"global_load", "global_store", "shared_load",
+                                         "shared_store"};
+    std::string json = "{\"rows\": [";
+    char text[512];
+    for (const auto& [key, t] : c.rows) {  // requests, sectors or wavefronts, their ideal, bytes
+        std::snprintf(text, sizeof text, "%s[\"%s\", \"%s\", %lld, %lld, %lld, %lld]",
+                      json.size() > 10 ? ", " : "", spaces[key.first], key.second.c_str(),
+                      t.requests, t.units, t.ideal, t.bytes);
         json += text;
     }
-    std::snprintf(text, sizeof text, "\"unique_bytes\": %lld, \"atomics\": %lld}",
+    std::snprintf(text, sizeof text, "], \"unique_bytes\": %lld, \"atomics\": %lld}",
                   32LL * (long long)c.sectors.size(), c.atomics);
     return json + text;
 }

@@ -1,6 +1,6 @@
-// Every load and store of the kernel, before it happens: the compiler's address-sanitizer
-// instrumentation (-fsanitize=kernel-address, one call per access) calls the __asan_* functions
-// below with the address, and the return address is the instruction. An access must fall in
+// Every load and store of the kernel, before it happens: the compiler's thread-sanitizer
+// instrumentation calls hooks.cpp with the address, and hooks.cpp calls access() below with the
+// instruction's address too. An access must fall in
 // the thread's stack, in a buffer the launch was given (inside what it may read, or write), in
 // a __shared__ variable, or in the kernel's own globals; anything else is out of bounds and
 // ends the launch before it is made. Shared memory is checked for races (two threads, one
@@ -19,6 +19,7 @@ alignas(128) static unsigned char dynamic_shared[SHARED_MAX];
 static std::vector<SharedVar*> registered;      // every __shared__ variable, once first reached
 static std::vector<std::pair<uintptr_t, uintptr_t>> modules;  // the kernel's own data
 constexpr uintptr_t NEAR = 1 << 16;             // how far past a buffer an access is named by it
+constexpr uintptr_t GUARD = 256;                // the guard after each __shared__ variable
 
 static int add_module(dl_phdr_info* info, size_t, void* self);
 
@@ -33,13 +34,23 @@ static std::string element(const std::string& name, long offset, int size) {
     std::snprintf(text, sizeof text, "%s[%ld]", name.c_str(), offset / std::max(size, 1));
     return text;
 }
+static std::string element(const SharedVar& v, long offset, int size) {  // As[3][1]
+    if (v.strides.empty()) return element(v.name, offset, size);
+    std::string text = v.name;
+    for (unsigned long stride : v.strides) {
+        text += "[" + std::to_string(offset / long(stride)) + "]";
+        offset %= long(stride);
+    }
+    return text;
+}
 
-static void count(int space, uintptr_t a, size_t n, uintptr_t pc, long shared_offset) {
+static void count(int space, const std::string& name, uintptr_t a, size_t n, uintptr_t pc,
+                  long shared_offset) {
     Counts& c = L->counts;
     const uint64_t occurrence = cur->seen[pc]++;
     Request& r = L->requests[{uint64_t(cur->id / 32) << 32 | occurrence, pc}];
-    r.space = space;
-    c.bytes[space] += n;
+    r.space = space, r.name = &name;
+    c.rows[{space, name}].bytes += (long long)n;
     if (space == GLOBAL_LOAD || space == GLOBAL_STORE) {
         for (uintptr_t s = a / 32; s <= (a + n - 1) / 32; ++s) r.units.push_back(s), c.sectors[s];
         for (uintptr_t w = a / 4; w <= (a + n - 1) / 4; ++w) r.words.push_back(w);
@@ -58,22 +69,23 @@ void end_block() {
     for (auto& [key, r] : L->requests) {
         long long units = distinct(r.units);
         const bool shared = r.space == SHARED_LOAD || r.space == SHARED_STORE;
+        Tally& t = L->counts.rows[{r.space, *r.name}];
         // the ideal: the request's distinct words in the fewest sectors (8 words) or wavefronts
-        L->counts.ideal[r.space] += shared ? (units + 31) / 32 : (distinct(r.words) + 7) / 8;
+        t.ideal += shared ? (units + 31) / 32 : (distinct(r.words) + 7) / 8;
         if (shared) {  // wavefronts: the bank that must deliver the most distinct words
             int per_bank[32] = {};
             for (uint64_t w : r.units) ++per_bank[w % 32];
             units = *std::max_element(per_bank, per_bank + 32);
         }
-        ++L->counts.requests[r.space];
-        L->counts.units[r.space] += units;
+        ++t.requests;
+        t.units += units;
     }
     L->requests.clear();
 }
 
 static void shared_access(SharedVar& v, uintptr_t a, size_t n, bool write, uintptr_t pc) {
     const long at = long(a - v.lo);
-    auto what = [&] { return element(v.name, at, int(n)); };  // named only when it fails
+    auto what = [&] { return element(v, at, int(n)); };  // named only when it fails
     for (size_t i = 0; i < n; ++i) {
         SharedByte& b = v.shadow[at + i];
         if (write) {
@@ -97,7 +109,7 @@ static void shared_access(SharedVar& v, uintptr_t a, size_t n, bool write, uintp
                 b.read2 = now();
         }
     }
-    if (L->counting) count(write ? SHARED_STORE : SHARED_LOAD, a, n, pc, v.offset + at);
+    if (L->counting) count(write ? SHARED_STORE : SHARED_LOAD, v.name, a, n, pc, v.offset + at);
 }
 
 static void global_access(Buffer& b, uintptr_t a, size_t n, bool write, uintptr_t pc) {
@@ -114,15 +126,15 @@ static void global_access(Buffer& b, uintptr_t a, size_t n, bool write, uintptr_
             g = {L->block_linear, cur->id, L->epoch, false};
         }
     }
-    if (L->counting) count(write ? GLOBAL_STORE : GLOBAL_LOAD, a, n, pc, 0);
+    if (L->counting) count(write ? GLOBAL_STORE : GLOBAL_LOAD, b.name, a, n, pc, 0);
 }
 
 static void out_of_bounds(uintptr_t a, size_t n, bool write, uintptr_t pc) {
     const char* verb = write ? "writes" : "reads";
     for (SharedVar* v : L->shared)
-        if (a + n > v->lo && a < v->hi + NEAR)
+        if (a + n > v->lo && a < v->hi + GUARD)
             fail(pc, "%s %s %zu bytes at %s (shared, %ld bytes): out of bounds",
-                 who(cur->id).c_str(), verb, n, element(v->name, long(a - v->lo), int(n)).c_str(),
+                 who(cur->id).c_str(), verb, n, element(*v, long(a - v->lo), int(n)).c_str(),
                  long(v->hi - v->lo));
     for (Buffer& b : L->buffers) {
         const bool input = b.wlo == b.whi;
@@ -132,16 +144,17 @@ static void out_of_bounds(uintptr_t a, size_t n, bool write, uintptr_t pc) {
         const uintptr_t lo = write || !input ? b.wlo : b.lo, hi = write || !input ? b.whi : b.hi;
         if (a + n > lo - std::min(lo, NEAR) && a < hi + NEAR) {
             const long index = (long(a) - long(lo)) / std::max(b.element, 1);
-            fail(pc, "%s %s %s[%ld], %s %s (%ld elements): out of bounds", who(cur->id).c_str(),
+            const long size = long(hi - lo) / std::max(b.element, 1);
+            fail(pc, "%s %s %s[%ld], %s %s (%ld element%s): out of bounds", who(cur->id).c_str(),
                  verb, b.name.c_str(), index, a < lo ? "before the start of" : "past the end of",
-                 b.name.c_str(), long(hi - lo) / std::max(b.element, 1));
+                 b.name.c_str(), size, size == 1 ? "" : "s");
         }
     }
     fail(pc, "%s %s %zu bytes at %p, which is in no buffer of the launch: out of bounds",
          who(cur->id).c_str(), verb, n, reinterpret_cast<void*>(a));
 }
 
-static void access(uintptr_t a, size_t n, bool write, uintptr_t pc) {
+void access(uintptr_t a, size_t n, bool write, uintptr_t pc) {
     if (!cur) return;  // host code, or the emulator's own
     if (a >= uintptr_t(cur->stack) && a < uintptr_t(cur->stack) + STACK) return;
     for (SharedVar* v : L->shared)
@@ -151,6 +164,10 @@ static void access(uintptr_t a, size_t n, bool write, uintptr_t pc) {
             return global_access(b, a, n, write, pc);
     }
     if (in_stacks(a)) return;
+    for (SharedVar* v : L->shared)  // the guard region after it (source.py)
+        if (a + n > v->hi && a < v->hi + GUARD) out_of_bounds(a, n, write, pc);
+    if (a + n > uintptr_t(dynamic_shared) && a < uintptr_t(dynamic_shared) + SHARED_MAX)
+        out_of_bounds(a, n, write, pc);  // past the launch's dynamic shared memory
     for (auto [lo, hi] : modules)
         if (a >= lo && a + n <= hi) return;
     out_of_bounds(a, n, write, pc);
@@ -209,11 +226,13 @@ extern "C" {
 
 void* emu_dynamic_shared() { return dynamic_shared; }
 
-int emu_shared_var(void* address, unsigned long bytes, const char* name) {
+int emu_shared_var(void* address, unsigned long bytes, const char* name, int ndims,
+                   const unsigned long* strides) {
     long end = 0;
     for (SharedVar* v : registered) end = std::max(end, v->offset + long(v->hi - v->lo));
     auto* v = new SharedVar{uintptr_t(address), uintptr_t(address) + bytes, name,
-                            (end + 15) / 16 * 16, std::vector<SharedByte>(bytes)};
+                            (end + 15) / 16 * 16, std::vector<SharedByte>(bytes),
+                            std::vector<unsigned long>(strides, strides + ndims)};
     registered.push_back(v);
     if (L) {
         L->shared.push_back(v);
@@ -239,29 +258,5 @@ void emu_atomic_begin(const void* address, int bytes, int is_float) {
         }
     out_of_bounds(a, bytes, true, uintptr_t(__builtin_return_address(0)));
 }
-
-#define EMU_CALLBACKS(n)                                                                    \
-    void __asan_load##n##_noabort(uintptr_t a) {                                            \
-        access(a, n, false, uintptr_t(__builtin_return_address(0)));                        \
-    }                                                                                       \
-    void __asan_store##n##_noabort(uintptr_t a) {                                           \
-        access(a, n, true, uintptr_t(__builtin_return_address(0)));                         \
-    }
-EMU_CALLBACKS(1)
-EMU_CALLBACKS(2)
-EMU_CALLBACKS(4)
-EMU_CALLBACKS(8)
-EMU_CALLBACKS(16)
-void __asan_loadN_noabort(uintptr_t a, size_t n) {
-    access(a, n, false, uintptr_t(__builtin_return_address(0)));
-}
-void __asan_storeN_noabort(uintptr_t a, size_t n) {
-    access(a, n, true, uintptr_t(__builtin_return_address(0)));
-}
-void __asan_handle_no_return() {}
-void __asan_register_globals(void*, size_t) {}
-void __asan_unregister_globals(void*, size_t) {}
-void __asan_before_dynamic_init(const void*) {}
-void __asan_after_dynamic_init() {}
 
 }  // extern "C"

@@ -21,6 +21,7 @@ constexpr size_t STACK = 256 * 1024;     // each thread's stack
 
 struct Request {  // one warp-wide memory instruction: what its threads touched
     int space;    // see Space
+    const std::string* name;      // of the buffer or the __shared__ variable
     std::vector<uint64_t> units;  // global: 32-byte sectors; shared: 4-byte words
     std::vector<uint64_t> words;  // global: the 4-byte words (the ideal: fewest sectors for them)
 };
@@ -57,6 +58,7 @@ struct SharedVar {
     std::string name;
     long offset;  // where the GPU's layout would place it: for the banks
     std::vector<SharedByte> shadow;
+    std::vector<unsigned long> strides;  // bytes per step of each index: name[i][j] in messages
 };
 struct GlobalByte {
     int32_t block = -1, thread = -1, epoch = -1;
@@ -69,8 +71,11 @@ struct Buffer {  // a pointer argument: readable [lo, hi), writable [wlo, whi)
     std::vector<GlobalByte> shadow;  // of [wlo, whi)
 };
 
+struct Tally {  // the requests of one space to one buffer or shared variable
+    long long requests = 0, units = 0, ideal = 0, bytes = 0;
+};
 struct Counts {
-    long long requests[SPACES] = {}, units[SPACES] = {}, ideal[SPACES] = {}, bytes[SPACES] = {};
+    std::map<std::pair<int, std::string>, Tally> rows;  // (space, name) -> its tally
     long long atomics = 0;
     std::unordered_map<uint64_t, char> sectors;  // every sector touched, for the unique bytes
 };
@@ -112,6 +117,7 @@ void start_block();           // memory.cpp: shared memory poisoned, shadows res
 void end_block();             // memory.cpp: the block's requests counted
 void reset_globals();         // memory.cpp: the buffers' writers forgotten (a new schedule)
 bool in_stacks(uintptr_t a);
+void access(uintptr_t a, size_t n, bool write, uintptr_t pc);  // memory.cpp: one load or store
 void find_modules(void* self);  // memory.cpp: the data of the .so that holds `self`
 
 }  // namespace emu
