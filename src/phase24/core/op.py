@@ -63,7 +63,6 @@ class Op:
     which: Callable[[str, tuple], str | None]    # what an implementation launches, in words
     not_here: Callable[[str], str | None]        # why one cannot be checked on this machine
     learner: Callable[..., tuple]  # (a learner's file, timing=False) -> (fn, notes, dtypes)
-    compile_only: Callable[[Path], int]          # a learner's .cu on a machine with no GPU
     plot: Callable[[dict, Path], Path]
     profiles: tuple[tuple[str, str], ...]        # (implementation, shape) the chapter records
     build_jobs: Callable[[list[str]], list[tuple[Path, str]]]  # kernel files x targets

@@ -64,10 +64,6 @@ def load_learner_gemm(path: str | Path):
     return matmul, list(kernels)
 
 
-def compile_only(path: Path) -> int:
-    """A .cu without a GPU: compiled, ptxas's report printed, the ABI checked from the cubin."""
-    return learner_cu.compile_only(path, ABI, LAB_HEADERS)
-
 
 COUNTED = (64, 64, 64)  # the M, N, K `check --file` counts without a GPU (harness/counted.py)
 

@@ -132,12 +132,6 @@ def learner(path: Path, timing: bool = False) -> tuple:
     return fn, notes(fn.abi), covered
 
 
-def compile_only(path: Path) -> int:
-    from phase24.gemm.learner_cuda import compile_only as compile_
-
-    return compile_(path)
-
-
 def not_swept(name: str, shape: tuple) -> str | None:
     """The naive and coalesced rungs are swept up to 2048^3's work: beyond, a call takes from
     tens of milliseconds to seconds (naive, float32, 8192^3: about 2 s) and says nothing new."""
@@ -189,7 +183,7 @@ OP = Op(
     shapes=shapes, parse_shape=parse_shape, shape_fields=("M", "N", "K"),
     make_inputs=make_inputs, bytes_moved=bytes_moved, flops=flops,
     bench_dtypes=("float32", "bfloat16"), peers=dict, which=which, not_here=not_here,
-    learner=learner, compile_only=compile_only, plot=plot, profiles=PROFILES,
+    learner=learner, plot=plot, profiles=PROFILES,
     build_jobs=build_jobs, hopper_only=hopper_only, main=("cublas", "cuda", "triton"),
     markdown=markdown,
     extra_name="L2/bound", few_shapes=DECODE, not_swept=not_swept,

@@ -200,36 +200,6 @@ def source_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
-# ---- without a GPU --------------------------------------------------------------------------
-
-def compile_only(path: Path, spec: KernelAbi, headers: tuple[str, ...]) -> int:
-    """A .cu without a GPU: compile it, print ptxas's report and check the ABI from the cubin."""
-    from phase24.bridge.nvcc import NvccError, compile_cu
-    from phase24.core.layout import out, say
-
-    out(f"No GPU here: {path.name} is compiled for sm_80, sm_89 and sm_90a and its kernels are "
-        "checked\nagainst the ABI; running it needs an NVIDIA GPU.")
-    try:
-        builds = [compile_cu(path, arch, headers) for arch in ("sm_80", "sm_89", "sm_90a")]
-        for b in builds:
-            for k in b.kernels.values():
-                out(f"  {b.arch:<7} {k.name}: {k.registers} registers, {k.shared_bytes} B shared, "
-                    f"{k.spills} B spilled")
-        abi = check_abi(entry_kernels(builds[0].image), path.name, spec)
-    except NvccError as err:  # the compiler's own words and lines, as it wrote them
-        out(f"FAIL: {err}")
-        return 1
-    except LearnerCudaError as err:
-        say(f"FAIL: {err}")
-        return 1
-    say(f"ABI: {abi.summary()}")
-    if abi.problems:
-        out("FAIL: fix the kernels named above; the checker cannot grade them.")
-        return 1
-    out("Compiled. Running it needs an NVIDIA GPU: skipped here.")
-    return 0
-
-
 def notes(abi: Abi) -> list[tuple[str, bool]]:
     """The checker's note on the ABI found: (text, whether it is a failure)."""
     return [(f"ABI: {abi.summary()}", bool(abi.problems))]

@@ -56,10 +56,6 @@ def load_learner_softmax(path: str | Path):
     return softmax, list(kernels)
 
 
-def compile_only(path: Path) -> int:
-    """A .cu without a GPU: compiled, ptxas's report printed, the ABI checked from the cubin."""
-    return learner_cu.compile_only(path, ABI, LAB_HEADERS)
-
 
 COUNTED = (64, 1024)  # the shape `check --file` counts without a GPU (harness/counted.py)
 

@@ -160,12 +160,6 @@ def learner(path: Path, timing: bool = False) -> tuple:
     return fn, notes(fn.abi), covered
 
 
-def compile_only(path: Path) -> int:
-    from phase24.softmax.learner_cuda import compile_only as compile_
-
-    return compile_(path)
-
-
 def plot(result: dict, path: Path) -> Path:
     from phase24.softmax.plot import plot_bench
 
@@ -200,7 +194,7 @@ OP = Op(
     shapes=shapes, parse_shape=parse_shape, shape_fields=("M", "N"), make_inputs=make_inputs,
     bytes_moved=bytes_moved,
     bench_dtypes=("float32", "bfloat16"), peers=peers, which=which, not_here=not_here,
-    learner=learner, compile_only=compile_only, plot=plot, profiles=PROFILES,
+    learner=learner, plot=plot, profiles=PROFILES,
     build_jobs=build_jobs, hopper_only=hopper_only, main=("torch", "cuda", "triton"),
     markdown=markdown,
     extra_name="sum err", few_shapes=FEW_ROW_SHAPES,
