@@ -41,13 +41,35 @@ class KernelAbi:
 
 
 def defines(source: str, defaults: dict[str, int]) -> dict[str, int]:
-    """The value of each ``#define NAME <integer>`` of ``source`` named in ``defaults`` (the
-    default where the file has none)."""
-    def define(name, default):
-        m = re.search(rf"^\s*#define\s+{name}\s+(\d+)", source, re.MULTILINE)
-        return int(m.group(1)) if m else default
+    """The value of each ``#define NAME <value>`` of ``source`` named in ``defaults`` (the default
+    where the file has none). A value is an integer or an expression of integers and of the
+    file's other such defines (``#define THREADS (BM * BN / TM)``), with + - * / % and brackets,
+    evaluated as C does for non-negative ints; anything else is refused by name."""
+    table = dict(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]*?)[ \t]*(?://.*)?$",
+                            source, re.MULTILINE))
 
-    return {name: define(name, default) for name, default in defaults.items()}
+    def value(name: str, seen: tuple[str, ...] = ()) -> int:
+        text = table[name]
+        if name in seen or "**" in text or not re.fullmatch(r"[\w\s()+\-*/%]+", text):
+            raise LearnerCudaError(f"#define {name} {text}: the checker reads a launch shape only "
+                                   "from an integer or an expression of integer #defines")
+        words = re.split(r"(\w+)", text)
+        for i in range(1, len(words), 2):
+            word = words[i]
+            if word.isdigit():
+                continue
+            if word not in table:
+                raise LearnerCudaError(f"#define {name} {text}: {word} is not an integer "
+                                       "#define of this file")
+            words[i] = str(value(word, seen + (name,)))
+        expr = "".join(words).replace("/", "//")
+        try:
+            return int(eval(compile(expr, name, "eval"), {"__builtins__": {}}))
+        except Exception:
+            raise LearnerCudaError(f"#define {name} {text}: not an integer expression") from None
+
+    return {name: value(name) if name in table else default
+            for name, default in defaults.items()}
 
 
 # ---- what the cubin exports -----------------------------------------------------------------
