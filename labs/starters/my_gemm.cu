@@ -5,9 +5,12 @@
 //     python -m phase24 check gemm --file labs/starters/my_gemm.cu
 //
 // On a machine with an NVIDIA GPU the checker compiles it for that GPU, runs it on every test
-// case and compares it with the product in float64. Without a GPU it compiles it for sm_80,
-// sm_89 and sm_90a, prints ptxas's report for each kernel and checks the kernels the cubin
-// exports against the ABI below. It runs the file's code with your rights.
+// case and compares it with the product in float64. Without a GPU it runs it in the lab's CUDA C
+// emulator (each CUDA thread a coroutine, every memory access checked) on the same cases, and
+// prints what its loads and stores cost: correctness and counts, no timing. Either way it runs
+// the file's code with your rights.
+//
+// Once yours passes, or if you are stuck, compare with labs/solutions/my_gemm.cu.
 //
 // The kernel ABI the checker expects (the same one the lab's own GEMM kernels follow):
 //

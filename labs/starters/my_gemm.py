@@ -8,6 +8,8 @@ Grade it with
 the interpreter has no bfloat16 ``tl.dot``). The checker runs this file's code, with your
 rights, in a worker process of its own.
 
+Once yours passes, or if you are stuck, compare with labs/solutions/my_gemm.py.
+
 The ABI the checker expects from this file:
 
 * ``matmul_tiles(a, b, c)``: a Python function that launches your kernel(s): a ``@triton.jit``

@@ -7,6 +7,8 @@ Grade it with
 (on a machine without a GPU the checker runs it in Triton's interpreter; nothing to set). The
 checker runs this file's code, with your rights, in a worker process of its own.
 
+Once yours passes, or if you are stuck, compare with labs/solutions/my_softmax.py.
+
 The ABI the checker expects from this file:
 
 * ``softmax_rows(x2d, out)``: a Python function that launches your kernel(s): a
