@@ -268,3 +268,22 @@ extern "C" __global__ void k(const float* x, float* y) {
     assert rows[0][("shared_store", "tile")][:2] == [2, 32 + 1]  # 32 wavefronts for the column
     assert rows[1][("shared_store", "tile")][:2] == [2, 1 + 1]   # padded: one
     assert rows[0][("global_store", "y")] == [1, 4, 4, 128]
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a GPU runs CUDA C")
+def test_doctor_says_how_cuda_c_runs_here_and_what_installs_the_compiler(monkeypatch):
+    """Without a GPU, doctor names the emulator's compiler and says CUDA C runs emulated; without
+    a compiler it names the package that installs one."""
+    import importlib
+
+    from phase24 import doctor
+
+    emulator_build = importlib.import_module("phase24.emulator.build")
+
+    rows = dict(doctor.report(check_ncu=False))
+    assert rows["host C++ compiler (emulator)"].startswith("g++")
+    assert rows["run CUDA C kernels"].startswith("emulated on the CPU")
+    monkeypatch.setattr(emulator_build, "compiler", lambda: None)
+    rows = dict(doctor.report(check_ncu=False))
+    assert "install g++" in rows["host C++ compiler (emulator)"]
+    assert rows["run CUDA C kernels"].startswith("NO: needs an NVIDIA GPU, or a host C++")

@@ -46,6 +46,7 @@ def report(check_ncu: bool = True) -> list[tuple[str, str]]:
     from phase24.bridge.cache import cache_dir
 
     rows.append(("kernel cache", _try(lambda: str(cache_dir()))))
+    rows.append(("host C++ compiler (emulator)", _try(_host_compiler)))
     gpu = torch.cuda.is_available()
     if gpu:
         from phase24.core.provenance import driver_version
@@ -90,7 +91,7 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
         ("compile .cu + ptxas reports", "works" if nvcc else
          "NO: no nvcc (bash scripts/setup.sh installs NVIDIA's nvcc wheels into .venv where pip "
          "can reach them; or install the CUDA toolkit)"),
-        ("run CUDA C kernels", "works" if gpu and nvcc else "NO: needs an NVIDIA GPU"),
+        ("run CUDA C kernels", "works" if gpu and nvcc else _emulated(have)),
         ("Triton kernels", ("works on the GPU" if gpu else
                             "in Triton's interpreter, nothing to set (small shapes)")
          if triton else "NO: triton is not installed"),
@@ -101,6 +102,22 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
         ("MiniGPT (NumPy, PyTorch CPU)", "works"),
     ]
     return out
+
+
+def _host_compiler() -> str:
+    from phase24.emulator.build import INSTALL, compiler
+
+    cxx = compiler()
+    if cxx is None:
+        return f"not available: {INSTALL}"
+    said = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60)
+    return f"{(said.stdout.splitlines() or ['?'])[0]} at {shutil.which(cxx) or cxx}"
+
+
+def _emulated(have: dict) -> str:
+    if have["host C++ compiler (emulator)"].startswith("not available"):
+        return "NO: needs an NVIDIA GPU, or a host C++ compiler for the emulator (see above)"
+    return "emulated on the CPU (check --file, hello): correctness and counts, no timing"
 
 
 def _fastcall() -> str:

@@ -17,6 +17,7 @@ import tempfile
 import time
 
 from phase24.core.layout import Columns, out, say
+from phase24.core.provenance import REPO
 from phase24.harness.check import short_error
 
 
@@ -58,10 +59,28 @@ def steps_with_build(gpu: bool) -> list[tuple[str, list[str]]]:
                 todo += [(f"{verb} {name} ({', '.join(main)})", [verb, name, "--impl", *main])]
         return todo
     todo += [("build every kernel (sm_80, sm_89, sm_90a)", ["build"])]
+    todo += _emulated_steps()
     todo += [(f"check {name} (Triton's interpreter)", ["check", name]) for name in OPERATIONS]
     todo += [(f"recorded results ({name})", ["results", name]) for name in OPERATIONS
              if recorded(get(name))]
     return todo + [MINIGPT]
+
+
+# The CUDA C that runs without a GPU, in the emulator: lab 00, and the solutions of the rungs
+# that cross the specification's bar.
+SOLUTIONS = REPO / "labs" / "solutions"
+EMULATED = {"softmax": "my_softmax_v3.cu", "gemm": "my_gemm_v3.cu"}
+
+
+def _emulated_steps() -> list[tuple[str, list[str]]]:
+    from phase24.emulator.build import compiler
+
+    if compiler() is None:
+        return []  # doctor's step says which package installs one
+    todo = [("hello (lab 00, emulated on the CPU)", ["hello"])]
+    return todo + [(f"check {op} --file {name} (emulated on the CPU)",
+                    ["check", op, "--file", str(SOLUTIONS / name)])
+                   for op, name in EMULATED.items() if (SOLUTIONS / name).is_file()]
 
 
 def _build_for_this_gpu() -> list[tuple[str, list[str]]]:
