@@ -93,17 +93,20 @@ extern "C" __global__ void softmax_f32(const float* x, float* y, long long M, in
     // for a NaN, which fmaxf skipped. A NaN sum gets a finite max, so that merge keeps it.
     const float ref = p.max == -CUDART_INF_F ? 0.0f : p.max;
 #pragma unroll
-    for (int k = 0; k < SLOTS; ++k)
+    for (int k = 0; k < SLOTS; ++k)  // slots past the row hold only padding: skip their exps
+        if (4 * (k * THREADS + threadIdx.x) < N)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) p.sum += expf(v[k][i] - ref);
+            for (int i = 0; i < 4; ++i) p.sum += expf(v[k][i] - ref);
     if (p.sum != p.sum) p.max = ref;
     p = block_merge(p);
+    const float inv = 1.0f / p.sum;
 #pragma unroll
     for (int k = 0; k < SLOTS; ++k) {
         const int col = 4 * (k * THREADS + threadIdx.x);
+        if (col >= N) break;  // the slots after this one start further right still
         float e[4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) e[i] = expf(v[k][i] - p.max) / p.sum;
+        for (int i = 0; i < 4; ++i) e[i] = expf(v[k][i] - p.max) * inv;
         // TODO 2: where vec and col < N, one 16-byte store (make_float4 through a float4*).
 #pragma unroll
         for (int i = 0; i < 4; ++i)

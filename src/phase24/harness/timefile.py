@@ -37,9 +37,9 @@ def bench_file(op: Op, args, shapes: list[tuple]) -> int:
         out(f"No GPU here: timing {path.name} needs an NVIDIA GPU (`check {op.name} --file` "
             "checks it here)")
         if path.suffix == ".cu":  # what the emulator can say instead: the launch's memory traffic
-            from phase24.harness.counted import show
+            from phase24.harness import counted
 
-            show(op.name, path, args.timeout)
+            counted.show(op.name, path, args.timeout)
         return 1
     out(f"=== check {op.name} --file {args.file}: the file is timed only if it passes")
     checked = argparse.Namespace(file=args.file, impl=None, dtype=args.dtype, seed=None,
