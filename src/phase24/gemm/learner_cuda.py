@@ -64,7 +64,6 @@ def load_learner_gemm(path: str | Path):
     return matmul, list(kernels)
 
 
-
 COUNTED = (64, 64, 64)  # the M, N, K `check --file` counts without a GPU (harness/counted.py)
 
 

@@ -11,6 +11,7 @@ section gives the offset and size of every parameter, which must match the ABI.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import struct
@@ -40,6 +41,10 @@ class KernelAbi:
         return [f"{self.prefix}_{tag}" for tag in TAGS]
 
 
+_INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
+            ast.Div: int.__floordiv__, ast.Mod: int.__mod__}
+
+
 def defines(source: str, defaults: dict[str, int]) -> dict[str, int]:
     """The value of each ``#define NAME <value>`` of ``source`` named in ``defaults`` (the default
     where the file has none). A value is an integer or an expression of integers and of the
@@ -48,27 +53,32 @@ def defines(source: str, defaults: dict[str, int]) -> dict[str, int]:
     table = dict(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]*?)[ \t]*(?://.*)?$",
                             source, re.MULTILINE))
 
-    def value(name: str, seen: tuple[str, ...] = ()) -> int:
+    def value(name: str, seen: tuple[str, ...]) -> int:
         text = table[name]
-        if name in seen or "**" in text or not re.fullmatch(r"[\w\s()+\-*/%]+", text):
-            raise LearnerCudaError(f"#define {name} {text}: the checker reads a launch shape only "
-                                   "from an integer or an expression of integer #defines")
-        words = re.split(r"(\w+)", text)
-        for i in range(1, len(words), 2):
-            word = words[i]
-            if word.isdigit():
-                continue
-            if word not in table:
-                raise LearnerCudaError(f"#define {name} {text}: {word} is not an integer "
-                                       "#define of this file")
-            words[i] = str(value(word, seen + (name,)))
-        expr = "".join(words).replace("/", "//")
-        try:
-            return int(eval(compile(expr, name, "eval"), {"__builtins__": {}}))
-        except Exception:
-            raise LearnerCudaError(f"#define {name} {text}: not an integer expression") from None
 
-    return {name: value(name) if name in table else default
+        def refuse(why: str):
+            raise LearnerCudaError(f"#define {name} {text}: {why}")
+
+        def walk(node) -> int:
+            if isinstance(node, ast.Constant) and type(node.value) is int:
+                return node.value
+            if isinstance(node, ast.Name):
+                if node.id not in table:
+                    refuse(f"{node.id} is not an integer #define of this file")
+                if node.id in seen + (name,):
+                    refuse(f"{node.id} is defined through itself")
+                return value(node.id, seen + (name,))
+            if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+                return _INT_OPS[type(node.op)](walk(node.left), walk(node.right))
+            refuse("the checker reads a launch shape only from an integer or an expression of "
+                   "integer #defines (+ - * / %)")
+
+        try:
+            return walk(ast.parse(text, mode="eval").body)
+        except (SyntaxError, ZeroDivisionError):
+            refuse("not an integer expression")
+
+    return {name: value(name, ()) if name in table else default
             for name, default in defaults.items()}
 
 

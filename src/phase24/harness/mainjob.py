@@ -80,7 +80,7 @@ def _emulated_steps() -> list[tuple[str, list[str]]]:
     todo = [("hello (lab 00, emulated on the CPU)", ["hello"])]
     return todo + [(f"check {op} --file {name} (emulated on the CPU)",
                     ["check", op, "--file", str(SOLUTIONS / name)])
-                   for op, name in EMULATED.items() if (SOLUTIONS / name).is_file()]
+                   for op, name in EMULATED.items()]
 
 
 def _build_for_this_gpu() -> list[tuple[str, list[str]]]:

@@ -56,7 +56,6 @@ def load_learner_softmax(path: str | Path):
     return softmax, list(kernels)
 
 
-
 COUNTED = (64, 1024)  # the shape `check --file` counts without a GPU (harness/counted.py)
 
 
