@@ -15,7 +15,7 @@ from committed import committed
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "tests" / "learner_files"
-SHAPES = ("4096x4096", "64x32768")
+SHAPES = ("65536x4096", "64x32768")  # the Definition of Done's shape, and a few-row one
 pytestmark = pytest.mark.gpu
 
 SOLVED = """    m = tl.max(x, axis=0)
@@ -52,6 +52,8 @@ def test_a_solved_file_is_timed_beside_torch_and_the_copy(tmp_path, which):
     assert rc == 0, out
     print(out)  # the times, in the GPU session's log
     assert_timed(out, "float32", SHAPES, "torch", history / "softmax.jsonl")
+    assert "at the Definition of Done's shape, 65536x4096 float32:" in out and "% of " \
+        "torch.softmax's speed in this run" in out, out
     rc, out = bench(path, history)  # a second run: appended, and compared with the first
     assert rc == 0 and len((history / "softmax.jsonl").read_text().splitlines()) == 2, out
     assert "2 run(s) with right outputs" in out, out

@@ -16,7 +16,7 @@ import pytest
 from committed import ROOT, committed
 from phase24.minigpt import port_grade
 
-SOLVED = ROOT / "tests" / "learner_files" / "my_port_solved.py"
+SOLVED = ROOT / "labs" / "solutions" / "my_port.py"
 GELU = 'F.gelu(self.c_fc(x), approximate="tanh")'
 LOSS = "F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))"
 

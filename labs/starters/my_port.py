@@ -4,7 +4,7 @@ Grade it with
 
     python -m phase24 minigpt parity --file labs/starters/my_port.py
 
-(a CPU is enough: about ten seconds). The grader puts your two parts into the lab's own PyTorch
+(a CPU is enough: about ten seconds; the solution: labs/solutions/my_port.py). The grader puts your two parts into the lab's own PyTorch
 GPT (src/phase24/minigpt/torch_model.py: embeddings, attention, LayerNorms, the residual stream,
 the LM head and torch.optim.AdamW are given) and trains it side by side with the NumPy model
 (src/phase24/minigpt/numpy_model.py), in float64, from the same weights on the same batches. At

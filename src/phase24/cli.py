@@ -161,7 +161,9 @@ def cmd_bench(args) -> int:
             raise SystemExit("--out does not go with --file: your file's runs go to "
                              f"out/history/{op.name}.jsonl, not beside the lab's results")
 
-        return bench_file(op, args, shapes or op.shapes())
+        from phase24.harness.dod import REPRESENTATIVE
+
+        return bench_file(op, args, shapes or [REPRESENTATIVE[op.name]])
     if not _gpu():
         console.print("[yellow]No GPU here: nothing is timed. The recorded figures for what you "
                       "asked:[/]")
@@ -227,6 +229,14 @@ def cmd_profile(args) -> int:
         op.parse_shape(shape)
     except ValueError as err:
         raise SystemExit(f"--shape: {err}") from None
+    if args.file:
+        from phase24.harness.grade import learner_file
+
+        learner_file(args)
+        if args.impl or args.all or args.resummarise:
+            raise SystemExit("--file profiles your kernel alone: without --impl, --all, "
+                             "--resummarise")
+        return prof.profile_file(op, Path(args.file), args.shape, args.dtype, _gpu())
     if not _gpu():
         console.print(f"[yellow]No GPU here: Nsight Compute needs one. The recorded H200 profiles "
                       f"are in results/h200/{op.name}/profiles/ (*.md summaries, *.ncu-rep.xz for "
@@ -241,13 +251,21 @@ def cmd_profile(args) -> int:
     status = 0
     for impl, shape in jobs:
         try:
-            s = prof.profile(op.name, impl, shape, args.dtype, out)
+            s = prof.profile(op.name, impl, shape, args.dtype or "bfloat16", out)
         except prof.ProfileError as err:
             console.print(f"[red]{err}[/]")
             status = 1
             continue
         console.print(prof.markdown(s))
     return status
+
+
+# ---- the Definition of Done ---------------------------------------------------------------------
+
+def cmd_dod(args) -> int:
+    from phase24.harness.dod import run
+
+    return run(_op(args), args, _gpu())
 
 
 # ---- the main job ---------------------------------------------------------------------------------
@@ -308,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--impl", nargs="+", help="registry names (default: all)")
     s.add_argument("--dtype", nargs="+", default=["float32", "bfloat16"], choices=dts)
     s.add_argument("--file", help="time your own kernel (.cu or Triton .py, as check --file takes "
-                   "it) beside torch, once it passes check; each run goes to out/history/<op>.jsonl")
+                   "it) beside the library, once it passes check, at the plan's representative "
+                   "shape unless --shapes names others; each run goes to out/history/<op>.jsonl")
     s.add_argument("--shapes", help="comma-separated shapes, MxN (softmax) or MxNxK (gemm); default: the standard sweep")
     s.add_argument("--out", help="folder for the JSON and PNG (default: results/<gpu>/<op>/)")
     s.add_argument("--timeout", type=argtypes.seconds, default=120, metavar="S",
@@ -320,9 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("profile", help="Nsight Compute on one launch, with a summary")
     s.add_argument("op", help=op_help)
     s.add_argument("--impl", nargs="+", help="registry names (default: cuda)")
+    s.add_argument("--file", help="profile your own kernel (as check --file takes it) at the "
+                   "plan's representative shape in float32 unless --shape/--dtype say otherwise; "
+                   "the summary goes to out/profiles/, and your annotation is labs/starters/"
+                   "my_profile.md")
     s.add_argument("--shape", help="MxN (softmax, default 32768x8192) or MxNxK (gemm, default "
                                    "4096x4096x4096)")
-    s.add_argument("--dtype", default="bfloat16", choices=dts)
+    s.add_argument("--dtype", choices=dts, help="default bfloat16 (float32 with --file)")
     s.add_argument("--all", action="store_true", help="the chapter's recorded set of profiles")
     s.add_argument("--resummarise", action="store_true",
                    help="rewrite the summaries of the .ncu-rep files in --out (needs ncu)")
@@ -337,6 +360,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", action="store_true",
                    help="redraw each recorded run's plot (results/<gpu>/<op>/<op>.png) from its JSON")
     s.set_defaults(fn=cmd_results)
+
+    s = sub.add_parser("dod", help="your Definition of Done: what you have done, what is left",
+                       description="One line per item of the learner's Definition of Done, each "
+                       "done, not yet or needs a GPU, with the command that moves it; your files "
+                       "are the starters' (labs/starters/) unless you name others.")
+    s.add_argument("op", help=op_help + ": the path you chose")
+    s.add_argument("--cuda", metavar="F", help="your CUDA C kernel (default: the v3 starter)")
+    s.add_argument("--triton", metavar="F", help="your Triton kernel (default: the starter)")
+    s.add_argument("--port", metavar="F", help="your port (default: labs/starters/my_port.py)")
+    s.add_argument("--annotation", metavar="F",
+                   help="your profile annotation (default: labs/starters/my_profile.md)")
+    s.add_argument("--profile-page", metavar="F", help="your learner profile page")
+    s.add_argument("--timeout", type=argtypes.seconds, default=900, metavar="S",
+                   help="seconds each check may take (default 900)")
+    s.set_defaults(fn=cmd_dod)
 
     s = sub.add_parser("run", help="the main job: everything this machine can run")
     s.set_defaults(fn=cmd_run)

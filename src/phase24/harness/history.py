@@ -62,7 +62,7 @@ def load(path: Path) -> tuple[list[dict], int]:
     return runs, bad
 
 
-def _key(op: Op, r: dict) -> tuple:
+def key(op: Op, r: dict) -> tuple:
     return (r["dtype"], *(r[f] for f in op.shape_fields))
 
 
@@ -75,7 +75,7 @@ def best(op: Op, runs: list[dict], gpu: str) -> dict[tuple, tuple[dict, dict]]:
             continue
         for r in run["records"]:
             try:
-                k, us = _key(op, r), float(r["us"])
+                k, us = key(op, r), float(r["us"])
             except (KeyError, TypeError, ValueError):
                 continue
             if k not in found or us < found[k][0]["us"]:
@@ -97,7 +97,7 @@ def show_best(op: Op, path: Path, current: dict) -> None:
                    [8, 11, 8, 8, 8, 10, 20], right={"best us", "this run"})
     cols.header()
     for r in current["records"]:
-        k = _key(op, r)
+        k = key(op, r)
         if k not in top:
             continue
         b, run = top[k]

@@ -80,7 +80,7 @@ def target(op_name: str, impl: str, shape: str, dtype: str) -> None:
 
     op = get(op_name)
     inputs = op.make_inputs(op.parse_shape(shape), DTYPES[dtype])
-    fn = op.implementations()[impl]
+    fn = op.learner(Path(impl))[0] if is_file(impl) else op.implementations()[impl]
     fn(*inputs)
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_push("phase24")
@@ -89,9 +89,15 @@ def target(op_name: str, impl: str, shape: str, dtype: str) -> None:
     torch.cuda.synchronize()
 
 
+def is_file(impl: str) -> bool:
+    """A learner's file (`profile --file F`) rather than a registry name."""
+    return impl.endswith((".cu", ".py"))
+
+
 def profile(op_name: str, impl: str, shape: str, dtype: str, out: Path) -> dict:
+    """Profile ``impl`` (a registry name, or a learner's file) and write its summary in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"{impl}_{dtype}_{shape}"
+    stem = f"{Path(impl).stem if is_file(impl) else impl}_{dtype}_{shape}"
     rep = out / f"{stem}.ncu-rep"
     cmd = [ncu_path(), "--set", "full", "--clock-control", "none", "--import-source", "on",
            "--nvtx", "--nvtx-include", "phase24/", "-c", "1", "-f", "-o", str(rep.with_suffix("")),
@@ -102,14 +108,50 @@ def profile(op_name: str, impl: str, shape: str, dtype: str, out: Path) -> dict:
         raise ProfileError("ncu cannot read the GPU's counters on this machine (ERR_NVGPUCTRPERM). "
                            "The recorded profiles are under results/<gpu>/<op>/profiles/.")
     if proc.returncode != 0 or not rep.exists():
-        raise ProfileError(f"ncu failed for {impl}:\n{text[-3000:]}")
+        raise ProfileError(f"ncu failed for {Path(impl).name}:\n{text[-3000:]}")
     summary = summarise(rep)
-    summary.update(impl=impl, shape=shape, dtype=dtype,
+    summary.update(impl=Path(impl).name if is_file(impl) else impl, shape=shape, dtype=dtype,
                    command=reproduce(op_name, impl, shape, dtype), ncu_command=" ".join(cmd[1:-7]))
     (out / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
     (out / f"{stem}.md").write_text(markdown(summary))
     rep.with_name(rep.name + ".xz").write_bytes(lzma.compress(rep.read_bytes(), preset=9))
     return summary
+
+
+RECORDED = {"softmax": "results/h200/profiles/cuda-v3_bfloat16_32768x8192.md",
+            "gemm": "results/h200/gemm/profiles/cuda-v3_float32_4096x4096x4096.md"}
+
+
+def profile_file(op, path: Path, shape: str | None, dtype: str | None, gpu: bool) -> int:
+    """`profile OP --file F`: his kernel profiled at the plan's representative shape (float32)
+    unless told otherwise, its summary in out/profiles/, and his annotation started."""
+    from phase24.core.provenance import REPO
+    from phase24.harness import annotation, dod
+
+    notes = dod.ANNOTATION
+    shown = notes.relative_to(REPO)
+    if not gpu:
+        print(f"No GPU here: Nsight Compute profiles {path.name} only on an NVIDIA GPU. The lab's "
+              f"rungs' recorded profiles are in {Path(RECORDED[op.name]).parent}/ (the .md "
+              f"summaries; the .ncu-rep.xz files for ncu-ui). The same exercise here: annotate "
+              f"{RECORDED[op.name]} in {shown} (a solved one: labs/solutions/my_profile.md).")
+        return 1
+    shape, dtype = shape or dod.shape_text(op.name), dtype or dod.DTYPE
+    out = REPO / "out" / "profiles"
+    try:
+        s = profile(op.name, str(path.resolve()), shape, dtype, out)
+    except ProfileError as err:
+        print(err)
+        return 1
+    print(markdown(s))
+    summary = (out / f"{path.stem}_{dtype}_{shape}.md").relative_to(REPO)
+    print(f"wrote {summary} (and its .json, .ncu-rep and .ncu-rep.xz)")
+    if notes.is_file() and annotation.start(notes, f"{path.name}, {dtype}, {shape}", str(summary)):
+        print(f"your annotation: {shown}, its kernel and profile filled in; the rest is yours")
+    else:
+        print(f"your annotation {shown} already has your writing: left as it is (this profile: "
+              f"{summary})")
+    return 0
 
 
 def _ncu_import(rep: Path, *args: str) -> str:
@@ -171,7 +213,8 @@ def resummarise(op_name: str, folder: Path) -> list[dict]:
 
 
 def reproduce(op_name: str, impl: str, shape: str, dtype: str) -> str:
-    return f"python -m phase24 profile {op_name} --impl {impl} --shape {shape} --dtype {dtype}"
+    which = f"--file {impl}" if is_file(impl) else f"--impl {impl}"
+    return f"python -m phase24 profile {op_name} {which} --shape {shape} --dtype {dtype}"
 
 
 def markdown(s: dict) -> str:

@@ -58,6 +58,7 @@ def bench_file(op: Op, args, shapes: list[tuple]) -> int:
         say(f"FAIL: {err}")
         return 1
     show(op, result, path.name)
+    bar_line(op, result, path.name)
     if not any(r["impl"] == path.name for r in result["records"]):
         say(f"FAIL: no shape was timed: {path.name} refused every one")
         return 1
@@ -137,3 +138,22 @@ def show(op: Op, result: dict, name: str) -> None:
                   f"{mine['pct_copy']:.0f}%"])
     for line in result["refused"]:
         say(f"refused: {line}")
+
+
+def bar_line(op: Op, result: dict, name: str) -> None:
+    """The Definition of Done's question for this run: at the plan's representative shape, in
+    float32, how fast is the file beside the library timed in the same run, and is it 30%?"""
+    from phase24.harness import dod, history
+
+    want = (dod.DTYPE, *dod.REPRESENTATIVE[op.name])
+    where = f"{dod.shape_text(op.name)} {dod.DTYPE}"
+    times = {r["impl"]: r["us"] for r in result["records"] if history.key(op, r) == want}
+    mine, theirs = times.get(name), times.get(result["baseline"])
+    if not mine or not theirs:
+        say(f"the Definition of Done's shape, {where}, was not timed in this run: "
+            f"--shapes {dod.shape_text(op.name)} --dtype {dod.DTYPE} times it")
+        return
+    r = theirs / mine
+    say(f"at the Definition of Done's shape, {where}: {name} runs at {r:.0%} of "
+        f"{dod.LIBRARY[op.name]}'s speed in this run: "
+        + ("it crosses the bar of 30%" if r >= dod.BAR else "below the bar of 30%"))

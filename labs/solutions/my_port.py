@@ -1,5 +1,5 @@
 """labs/starters/my_port.py solved: the MLP and the loss of the PyTorch port, as the NumPy model
-computes them. `python -m phase24 minigpt parity --file tests/learner_files/my_port_solved.py`
+computes them. `python -m phase24 minigpt parity --file labs/solutions/my_port.py`
 passes; tests/test_minigpt_port.py plants one mistake at a time into a copy of it."""
 
 import torch

@@ -1,0 +1,169 @@
+"""`dod OP`: the learner's Definition of Done, one line per item, each done, not yet or needs a GPU,
+with the command that moves it.
+
+The items are the specification's: his CUDA C kernel passes its check; it reaches 30% of the
+library's speed (torch.softmax, cuBLAS) at the plan's representative shape, in float32, in a run of
+`bench OP --file` of that same file (its SHA-256) from his history; his Triton kernel passes; his
+profile annotation is filled; his PyTorch port passes `minigpt parity --file`; his learner profile
+names this phase. The files are the starters' (labs/starters/) unless he names others. Each check
+runs as its own command in a child process, as he would type it: this process never imports his
+code. The exit status is 0 only when every item this machine can check is done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from phase24.core.layout import Columns, out, say
+from phase24.core.op import Op
+from phase24.core.provenance import REPO
+
+BAR = 0.30  # the specification's: 30% of the library's speed
+DTYPE = "float32"
+# The plan's representative shape per operation: softmax's middle bulk row (2^28 values in rows of
+# 4096), GEMM's square that every recorded ladder times (docs/.../PHASE_24_PLAN.md §6).
+REPRESENTATIVE = {"softmax": (65536, 4096), "gemm": (4096, 4096, 4096)}
+LIBRARY = {"softmax": "torch.softmax", "gemm": "cuBLAS"}
+STARTERS = REPO / "labs" / "starters"
+DEFAULTS = {"cuda": {"softmax": "my_softmax_v3.cu", "gemm": "my_gemm_v3.cu"},
+            "triton": {"softmax": "my_softmax.py", "gemm": "my_gemm.py"}}
+ANNOTATION = STARTERS / "my_profile.md"
+PROFILE_PAGE = REPO / "docs" / "learners" / "borja" / "profile.md"
+PHASE = "Phase 24"
+
+DONE, NOT_YET, NEEDS_GPU = "done", "not yet", "needs a GPU"
+
+
+def shape_text(op_name: str) -> str:
+    return "x".join(map(str, REPRESENTATIVE[op_name]))
+
+
+def _rel(path: Path) -> str:
+    path = Path(path).resolve()
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
+def _run(argv: list[str], timeout: float) -> tuple[int, str]:
+    """A command of the lab run as he would run it: (status, its last meaningful line)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "phase24", *argv], cwd=REPO, text=True,
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 1, f"took longer than {timeout:g} s"
+    lines = [ln.strip() for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
+    verdict = [ln for ln in lines if re.search(r"\d+ passed, \d+ failed|^PASS|^FAIL", ln)]
+    return done.returncode, (verdict or lines or ["no output"])[-1][:200]
+
+
+def passes(op: Op, path: Path, timeout: float) -> tuple[str, str]:
+    if not path.is_file():
+        return NOT_YET, f"{_rel(path)}: no such file"
+    rc, line = _run(["check", op.name, "--file", str(path)], timeout)
+    return (DONE if rc == 0 else NOT_YET), line
+
+
+def ratio_from_history(op: Op, path: Path) -> float | None:
+    """The best library time / his time at the representative shape and dtype, over the runs of
+    this very file (same SHA-256) whose outputs were all right; None if none timed it."""
+    from phase24.harness import history
+
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    want = (DTYPE, *REPRESENTATIVE[op.name])
+    best = None
+    for run in history.load(history.path_for(op))[0]:
+        if run.get("sha256") != digest or not run.get("ok"):
+            continue
+        try:
+            mine = [r for r in run["records"] if history.key(op, r) == want]
+            theirs = [r for r in run["baseline_records"] if history.key(op, r) == want]
+            if mine and theirs:
+                r = float(theirs[0]["us"]) / float(mine[0]["us"])
+                best = r if best is None else max(best, r)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            continue
+    return best
+
+
+def fast_enough(op: Op, path: Path, gpu: bool) -> tuple[str, str]:
+    r = ratio_from_history(op, path)
+    where = f"{shape_text(op.name)} {DTYPE}"
+    if r is not None and r >= BAR:
+        return DONE, f"{r:.0%} of {LIBRARY[op.name]} at {where} (your history)"
+    if r is not None:
+        return NOT_YET, f"best {r:.0%} of {LIBRARY[op.name]} at {where}: the bar is {BAR:.0%}"
+    if not gpu:
+        return NEEDS_GPU, f"this file was never timed at {where} (history: {_rel(_history(op))})"
+    return NOT_YET, f"this file was never timed at {where}"
+
+
+def _history(op: Op) -> Path:
+    from phase24.harness import history
+
+    return history.path_for(op)
+
+
+def annotated(path: Path) -> tuple[str, str]:
+    from phase24.harness.annotation import gaps as annotation_gaps
+
+    gaps = annotation_gaps(path)
+    return (NOT_YET, "to fill: " + ", ".join(gaps)) if gaps else (DONE, _rel(path))
+
+
+def profile_updated(path: Path) -> tuple[str, str]:
+    if not path.is_file():
+        return NOT_YET, f"{_rel(path)}: no such file"
+    m = re.search(r"^\*\*Updated after:\*\*(.*)$", path.read_text(errors="replace"), re.M)
+    if m and PHASE in m.group(1):
+        return DONE, f"{_rel(path)} is updated after {PHASE}"
+    return NOT_YET, f"{_rel(path)}: its 'Updated after:' line does not name {PHASE}"
+
+
+def run(op: Op, args, gpu: bool) -> int:
+    cuda = Path(args.cuda or STARTERS / DEFAULTS["cuda"][op.name])
+    triton = Path(args.triton or STARTERS / DEFAULTS["triton"][op.name])
+    port = Path(args.port or STARTERS / "my_port.py")
+    notes = Path(args.annotation or ANNOTATION)
+    page = Path(args.profile_page or PROFILE_PAGE)
+    shape = shape_text(op.name)
+    items = [
+        ("your CUDA C kernel passes", lambda: passes(op, cuda, args.timeout),
+         f"check {op.name} --file {_rel(cuda)}"),
+        (f"it reaches {BAR:.0%} of {LIBRARY[op.name]}", lambda: fast_enough(op, cuda, gpu),
+         f"bench {op.name} --file {_rel(cuda)} --dtype {DTYPE}"),
+        ("your Triton kernel passes", lambda: passes(op, triton, args.timeout),
+         f"check {op.name} --file {_rel(triton)}"),
+        ("your profile is annotated", lambda: annotated(notes),
+         f"profile {op.name} --file {_rel(cuda)}, then fill {_rel(notes)}"),
+        ("your port equals the NumPy model", lambda: _port(port, args.timeout),
+         f"minigpt parity --file {_rel(port)}"),
+        ("your learner profile is updated", lambda: profile_updated(page), f"edit {_rel(page)}"),
+    ]
+    say(f"The Definition of Done of Phase 24, {op.name} path ({'a GPU' if gpu else 'no GPU'} "
+        "here); each line runs its own command:")
+    cols = Columns(["item", "state"], [33, 11])
+    cols.header()
+    states = []
+    for name, probe, command in items:
+        state, why = probe()
+        states.append(state)
+        cols.row([name, state], why)
+        if state != DONE:
+            out("    next: " + (command if command.startswith("edit") else
+                               f"python -m phase24 {command}"))
+    done = states.count(DONE)
+    gpu_only = states.count(NEEDS_GPU)
+    out(f"{done} of {len(items)} done" + (f"; {gpu_only} need(s) a GPU" if gpu_only else ""))
+    return 0 if all(s in (DONE, NEEDS_GPU) for s in states) else 1
+
+
+def _port(path: Path, timeout: float) -> tuple[str, str]:
+    if not path.is_file():
+        return NOT_YET, f"{_rel(path)}: no such file"
+    rc, line = _run(["minigpt", "parity", "--file", str(path)], timeout)
+    return (DONE if rc == 0 else NOT_YET), line
