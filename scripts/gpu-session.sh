@@ -9,7 +9,7 @@
 #          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v8 tune-gemm-v9
 #          tune-gemm-v10 tune-gemm-v11
 #          tune-gemm-decode
-#          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32 profile-gemm-bf16
+#          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32 profile-gemm-bf16 learner
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs,
 #          sanitize-race-v0-v9 that racecheck alone)
@@ -35,6 +35,10 @@
 #          profile-gemm (Nsight Compute: profile-gemm-f32, the naive rung, v2, v3, v7 and cuBLAS in
 #          float32 at 4096^3; profile-gemm-bf16, v8 to v11 and cuBLAS in bfloat16 at 4096^3, v8, v10,
 #          v11 and cuBLAS at 8192^3).
+#   learner: the Definition of Done's GPU items on the crossing rungs' solutions: bench --file of
+#          softmax v3 and GEMM v3 at the plan's representative shapes (their history in
+#          OUTDIR/history/), profile --file of GEMM v3 (OUTDIR/profiles/), dod on both paths, and
+#          the GPU tests of bench --file and profile --file.
 #   sanitize-gemm: SANITIZE_ONLY (e.g. "cuda-v8 forced_v8": the rung and its forced tiles) goes to
 #          scripts/sanitize.py gemm --only.
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
@@ -62,7 +66,8 @@ status=0
 summary=()
 gemm_gpu=$(ls tests/test_gemm_*_gpu.py)   # tests-gemm's files
 grader_gpu="tests/test_grader_gpu.py tests/test_bench_file_gpu.py"  # the grader step's
-other_gpu=$(ls tests/test_*_gpu.py | grep -v -e /test_gemm_ -e /test_grader_gpu -e /test_bench_file_gpu)
+other_gpu=$(ls tests/test_*_gpu.py | grep -v -e /test_gemm_ -e /test_grader_gpu -e /test_bench_file_gpu \
+    -e /test_profile_file_gpu)  # the last two run in the learner step
                                            # the rest, split by tests-cuda/-triton
 triton_kernels="(triton or big_rows) and not (test_triton_gpu and not every_rung and not unaligned)"
 
@@ -76,7 +81,9 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [sanitize-racecheck-v0-v5]=180 [sanitize-racecheck-v6-v8]=180
                         [sanitize-racecheck-v9]=200 [sanitize-racecheck-v10]=200
                         [sanitize-synccheck]=120 [tune]=300
-                        [bench]=300 [profile]=300 [minigpt]=120)
+                        [bench]=300 [profile]=300 [minigpt]=120
+                        [learner-bench-softmax]=240 [learner-bench-gemm]=240 [learner-profile]=300
+                        [learner-dod-softmax]=300 [learner-dod-gemm]=300 [learner-tests]=420)
 
 triton_san() {  # every Triton rung and tuner configuration of both operations, every tool
     local t op
@@ -222,6 +229,21 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
+    learner)  export PHASE24_HISTORY="$out/history"
+              step learner-bench-softmax "$py" -m phase24 bench softmax --file \
+                  labs/solutions/my_softmax_v3.cu --dtype float32 --shapes 65536x4096,2097152x128
+              step learner-bench-gemm "$py" -m phase24 bench gemm --file labs/solutions/my_gemm_v3.cu \
+                  --dtype float32
+              step learner-profile "$py" -m phase24 profile gemm --file labs/solutions/my_gemm_v3.cu
+              mkdir -p "$out/profiles" && cp out/profiles/*.md out/profiles/*.json "$out/profiles/"
+              git checkout -- labs/starters/my_profile.md 2>/dev/null  # profile --file started it
+              for op in softmax gemm; do
+                  step "learner-dod-$op" "$py" -m phase24 dod "$op" \
+                      --cuda "labs/solutions/my_${op}_v3.cu" --triton "labs/solutions/my_$op.py" \
+                      --port labs/solutions/my_port.py --annotation labs/solutions/my_profile.md
+              done
+              step learner-tests "$py" -m pytest -v -p no:cacheprovider --timeout 600 -rfEs \
+                  tests/test_bench_file_gpu.py tests/test_profile_file_gpu.py ;;
     *)        echo "unknown step $s"; status=1 ;;
     esac
 }
