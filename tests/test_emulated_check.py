@@ -45,7 +45,7 @@ def test_a_correct_warp_softmax_passes_emulated():
     """(the block-reduction softmax and the tiled GEMM, labs/solutions/, pass in
     tests/test_starters.py)"""
     rc, out = check("softmax", FILES / "warp_softmax.cu")
-    assert rc == 0 and "16 passed, 0 failed" in out, out
+    assert rc == 0 and "17 passed, 0 failed" in out, out
     assert "emulated on the CPU: correctness and counts, no timing" in out
     assert "counts, not times" in out, out
 

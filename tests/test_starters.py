@@ -27,7 +27,7 @@ EVERY = [("softmax", "my_softmax.cu"), ("softmax", "my_softmax_v2.cu"),
          ("gemm", "my_gemm_v4.cu"), ("gemm", "my_gemm.py")]
 # lab 01's starters and the Triton ones fail in tests/test_grader.py and test_gemm_learner.py
 FAILED_ELSEWHERE = {"my_softmax.cu", "my_gemm.cu", "my_softmax.py", "my_gemm.py"}
-EMULATED_CASES = {"softmax": 16, "gemm": 14}  # the CPU's case lists for a .cu
+EMULATED_CASES = {"softmax": 17, "gemm": 15}  # the CPU's case lists for a .cu
 
 
 def check(op: str, path: Path) -> tuple[int, str]:

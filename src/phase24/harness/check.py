@@ -19,7 +19,7 @@ import torch
 from phase24.core.cases import Case
 from phase24.core.dtypes import DTYPES, NAME
 from phase24.core.op import Op, OpArgumentError
-from phase24.core.outputs import guarded, outside, storage_bytes
+from phase24.core.outputs import GUARD, guarded, outside, storage_bytes
 
 
 @dataclasses.dataclass
@@ -67,32 +67,47 @@ def _rows_to_check(rows: int, sample: int | None, seed: int) -> torch.Tensor | N
     return torch.unique(torch.cat([torch.tensor([0, rows - 1]), picks]))
 
 
-def _run(fn, calls: list[tuple[tuple, float]], shape, dtype, device) -> tuple[list, str]:
-    """Each (inputs, poison) call into a guarded output poisoned with that value; (outputs, the
-    first problem found other than accuracy)."""
-    saved = {id(x): storage_bytes(x).clone() for inputs, _ in calls for x in inputs}
-    outs = []
-    for inputs, poison in calls:
+def local(fn, device: str):
+    """A call of ``fn`` in this process: (inputs, poison, shape, dtype) -> (the guarded buffer
+    it wrote into, its inputs as they are after the call)."""
+    def call(inputs, poison, shape, dtype):
         buf, out = guarded(shape, dtype, device, poison)
         fn(*inputs, out=out)
         if device == "cuda":
             torch.cuda.synchronize()
-        if any(not torch.equal(storage_bytes(x), saved[id(x)]) for x in inputs):
+        return buf, inputs
+
+    return call
+
+
+def _run(call, calls: list[tuple[tuple, float]], shape, dtype) -> tuple[list, str]:
+    """Each (inputs, poison) call into a guarded output poisoned with that value; (outputs, the
+    first problem found other than accuracy)."""
+    numel = math.prod(shape)
+    saved = {id(x): storage_bytes(x).clone() for inputs, _ in calls for x in inputs}
+    outs = []
+    for inputs, poison in calls:
+        buf, after = call(inputs, poison, shape, dtype)
+        if len(after) != len(inputs) or any(
+                not torch.equal(storage_bytes(y).to(x.device), saved[id(x)])
+                for x, y in zip(inputs, after)):
             return outs, "modified its input (the input must be read, never written)"
-        wrote = outside(buf, out.numel())
+        wrote = outside(buf, numel)
         if wrote:
             return outs, wrote
-        outs.append(out)
+        outs.append(buf[GUARD:GUARD + numel].view(shape))
     return outs, ""
 
 
-def check_case(op: Op, name: str, fn, case: Case, dtype: torch.dtype, device: str, seed: int,
+def check_case(op: Op, name: str, call, case: Case, dtype: torch.dtype, device: str, seed: int,
                learner: bool = False) -> Verdict:
     """Three calls: two on the same inputs, into outputs poisoned with NaN then 42 (an element
     left unwritten shows; two results that differ show a race), and one on fresh inputs of the
     same shape (a result kept from an earlier call shows). The implementation runs before any
     reference is computed (it cannot find the reference's freed memory), and every input must be
-    unchanged byte for byte, so the references are those of the inputs as they were made."""
+    unchanged byte for byte, so the references are those of the inputs as they were made.
+    ``call`` makes one call (``local(fn, device)`` here, or harness/decide.py's in a worker);
+    ``device`` is where the inputs are made and the references computed."""
     inputs = case.make(dtype, device, torch.Generator(device=device).manual_seed(seed))
     fresh = case.make(dtype, device, torch.Generator(device=device).manual_seed(seed + FRESH))
 
@@ -101,8 +116,8 @@ def check_case(op: Op, name: str, fn, case: Case, dtype: torch.dtype, device: st
 
     try:
         shape, out_dtype = op.result_like(inputs)
-        outs, problem = _run(fn, [(inputs, float("nan")), (inputs, 42.0), (fresh, float("nan"))],
-                             shape, out_dtype, device)
+        outs, problem = _run(call, [(inputs, float("nan")), (inputs, 42.0),
+                                    (fresh, float("nan"))], shape, out_dtype)
         if problem:
             return failed(problem)
         rows = _rows_to_check(op.rows(inputs), case.sample_rows, seed)
@@ -152,7 +167,8 @@ def jobs(op: Op, impls: list[str], dtypes: list[str], device: str, seed: int, bi
 
 
 def run_job(op: Op, job: Job, fn, device: str, learner: bool = False) -> Verdict:
-    v = check_case(op, job.impl, fn, job.case, DTYPES[job.dtype], device, job.seed, learner)
+    v = check_case(op, job.impl, local(fn, device), job.case, DTYPES[job.dtype], device, job.seed,
+                   learner)
     if job.case.gpu_only:
         torch.cuda.empty_cache()
     return v

@@ -187,9 +187,14 @@ def check(op: Op, args) -> int:
     # A learner's file has its own log: two checks of different files never share one.
     subject = f"-{Path(args.file).name}" if args.file else ""
     table = Table(op, seed, LOGS / f"{op.name}{subject}-{seed}.log")
+    if args.file:  # the parent decides, the worker only computes (harness/decide.py)
+        from phase24.harness.decide import Decided
+
+        runner = Decided(op, spec, args.timeout, args.load_timeout)
+    else:
+        runner = Run(spec, args.timeout, load_timeout=args.load_timeout)
     try:
-        Run(spec, args.timeout, load_timeout=args.load_timeout).run(
-            table.ready, table.verdict, table.note)
+        runner.run(table.ready, table.verdict, table.note)
     except LoadError as err:  # a message of several lines (a compiler's) is printed as it is
         (out if "\n" in str(err) else say)(f"FAIL: {err}")
         return 1

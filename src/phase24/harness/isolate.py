@@ -90,10 +90,65 @@ def _cuda_lost() -> bool:
         return True
 
 
+def _prctl(option: int, value: int) -> None:
+    """prctl(2) where Linux has it (PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER); elsewhere nothing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+
+
+def adopt_orphans() -> None:
+    """Make this process the reaper of its descendants' orphans (Linux): a process the checked
+    file starts and detaches (a new session) is then still this grader's to end."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def end_orphans() -> None:
+    """SIGKILL every child of this process that is not one it started on purpose: the orphans
+    a checked file left, which adopt_orphans() made ours (the worker itself is ended first)."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and _is_orphan(int(entry)):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+                os.waitpid(int(entry), 0)
+            except OSError:
+                pass
+
+
+def _is_orphan(pid: int) -> bool:
+    """A child of ours that a worker started (it inherited the worker's PHASE24_IN_WORKER) and
+    that is not a worker itself: a process the checked file left behind."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"phase24.harness.isolate" in f.read():
+                return False
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return b"PHASE24_IN_WORKER=1" in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
 def worker(spec: dict, start: int) -> int:
     import resource
     import warnings
 
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader killed (even by SIGKILL): so is this
+    if os.getppid() == 1:
+        os._exit(0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash is a verdict, not a core file
 
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -121,6 +176,10 @@ def worker(spec: dict, start: int) -> int:
         return 0
     if "shapes" in spec:  # `bench OP --file F`: time it, as the benchmark times the lab's own
         return time_file(op, subjects, dtypes, spec, send, tampered)
+    if spec.get("serve"):  # `check OP --file F`: compute what the grader asks, nothing more
+        from phase24.harness.decide import serve
+
+        return serve(next(iter(subjects.values())), dtypes, notes, spec["device"], send, tampered)
     todo = jobs(op, list(subjects), dtypes, spec["device"], spec["seed"], spec.get("big", False),
                 spec.get("case"))
     send(ready=[[j.impl, j.dtype, j.case.name] for j in todo], notes=notes)
@@ -147,6 +206,18 @@ def died(rc: int, tail: deque, during: str = "during this case") -> str:
     return f"the process exited with status {rc} {during}" + (f" ({said})" if said else "")
 
 
+def ended(proc, tail: deque, during: str = "during this case") -> str:
+    """Why the worker's channel closed: how it died, or, when it is still running a few seconds
+    later (it closed its descriptors itself), that; then it is ended."""
+    try:
+        return died(proc.wait(timeout=3), tail, during)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return ("closed its channel to the grader (its file descriptors) and kept running: "
+                "stopped")
+
+
 def end_worker_on_signals(proc) -> dict:
     """Make SIGTERM, SIGHUP and SIGINT end ``proc``'s process group, then the grader, with one
     line; return the handlers they replace (the main thread only: elsewhere, none)."""
@@ -165,14 +236,20 @@ def end_worker_on_signals(proc) -> dict:
 
 
 def start_worker(spec: dict, start: int = 0):
-    """``python -m phase24.harness.isolate SPEC START`` in a process group of its own: (process,
-    a queue of its protocol's messages, None at its end; the last lines of its stderr, which is
-    echoed; the reader threads)."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", LIBC_FATAL_STDERR_="1")
+    """``python -m phase24.harness.isolate`` in a process group of its own, told SPEC and START
+    on its stdin (a "serve" spec keeps stdin open for its requests: harness/decide.py), not in
+    its argv: (process, a queue of its protocol's messages, None at its end; the last lines of
+    its stderr, which is echoed; the reader threads)."""
+    adopt_orphans()
+    env = dict(os.environ, PYTHONUNBUFFERED="1", LIBC_FATAL_STDERR_="1", PHASE24_IN_WORKER="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "phase24.harness.isolate", json.dumps(spec), str(start)],
+        [sys.executable, "-m", "phase24.harness.isolate"], stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         start_new_session=True)
+    proc.stdin.write(json.dumps({"spec": spec, "start": start}) + "\n")
+    proc.stdin.flush()
+    if not spec.get("serve"):
+        proc.stdin.close()
     lines: queue.Queue = queue.Queue()
     tail: deque = deque(maxlen=20)
 
@@ -197,9 +274,14 @@ def start_worker(spec: dict, start: int = 0):
 
 
 def stop_worker(proc, readers) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
+    """End the worker, its process group and whatever it left behind (orphans made ours by
+    adopt_orphans()), then its reader threads."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # its group: the file's children too, alive or not
+    except OSError:
+        pass
     proc.wait()
+    end_orphans()
     for t in readers:
         t.join(timeout=5)
 
@@ -240,11 +322,11 @@ class Run:
                                     "(--load-timeout)")
                 return self._timed_out(k, timeouts, on_verdict)
             if msg is None:  # the worker ended
-                rc = proc.wait()
                 if self.jobs is None:
-                    raise LoadError(died(rc, tail, "while loading the file"))
+                    raise LoadError(ended(proc, tail, "while loading the file"))
+                why = ended(proc, tail)
                 if not self.lost and k < len(self.jobs):  # it died on case k
-                    on_verdict(k, self._verdict(k, died(rc, tail)))
+                    on_verdict(k, self._verdict(k, why))
                     k += 1
                 self.lost = False
                 return k
@@ -307,5 +389,11 @@ def time_file(op, subjects: dict, dtypes: list[str], spec: dict, send, tampered)
     return 0
 
 
+REQUESTS_FD = 0  # the grader's requests (a "serve" spec): stdin's pipe, moved off fd 0
+
+
 if __name__ == "__main__":
-    sys.exit(worker(json.loads(sys.argv[1]), int(sys.argv[2])))
+    told = json.loads(sys.stdin.readline())
+    REQUESTS_FD = os.dup(0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the file, nvcc, g++ read nothing from it
+    sys.exit(worker(told["spec"], told["start"]))

@@ -73,7 +73,7 @@ def bench_file(op: Op, args, shapes: list[tuple]) -> int:
 
 def _time_in_worker(spec: dict, timeout: float, load_timeout: float) -> dict:
     """The benchmark's result from a worker; LoadError with one line if it cannot give one."""
-    from phase24.harness.isolate import (LoadError, died, end_worker_on_signals, start_worker,
+    from phase24.harness.isolate import (LoadError, end_worker_on_signals, ended, start_worker,
                                          stop_worker)
 
     proc, lines, tail, readers = start_worker(spec)
@@ -88,8 +88,8 @@ def _time_in_worker(spec: dict, timeout: float, load_timeout: float) -> dict:
                                 f"{limit:g} s ({'--load-timeout' if loading else '--timeout'}): "
                                 "stopped") from None
             if msg is None:
-                raise LoadError(died(proc.wait(), tail, "while loading the file" if loading
-                                     else "while timing"))
+                raise LoadError(ended(proc, tail, "while loading the file" if loading
+                                      else "while timing"))
             if "fatal" in msg:
                 raise LoadError(msg["fatal"])
             if "loaded" in msg:
