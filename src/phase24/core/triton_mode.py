@@ -59,5 +59,34 @@ def install_interpreter_numpy_fix() -> None:
     interp._patch_lang_tensor = patched
 
 
+def install_interpreter_tf32() -> None:
+    """Make the interpreter's ``tl.dot`` of float32 operands in TF32 (Triton's default for
+    float32 on a GPU) round them to TF32 first, as the tensor cores do: 10 bits of mantissa,
+    to nearest. Without it the interpreter multiplies in full float32, and a kernel that would
+    fail the float32 bound on a GPU (gemm/spec.py) passes on a CPU. Idempotent."""
+    import numpy as np
+    import triton.runtime.interpreter as interp
+
+    builder = interp.InterpreterBuilder
+    if getattr(builder.create_dot, "_phase24_tf32", False):
+        return
+    original = builder.create_dot
+
+    def to_tf32(data):
+        bits = (data.view(np.uint32) + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+        return np.where(np.isnan(data), data, bits.view(np.float32))
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if "TF32" in str(input_precision) and "x3" not in str(input_precision) and \
+                a.data.dtype == np.float32 and b.data.dtype == np.float32:
+            a = interp.TensorHandle(to_tf32(a.data), a.dtype)
+            b = interp.TensorHandle(to_tf32(b.data), b.dtype)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    create_dot._phase24_tf32 = True
+    builder.create_dot = create_dot
+
+
 if INTERPRETED:
     install_interpreter_numpy_fix()
+    install_interpreter_tf32()

@@ -48,6 +48,7 @@ def standard_cases(gpu: bool) -> list[Case]:
         plain(1, 96, 80), plain(33, 65, 129), transposed(20, 24, 40, "a"),
         transposed(20, 24, 40, "b"), sliced(19, 23, 37), with_nan(8, 16, 24),
         plain(0, 5, 3), plain(4, 0, 3), plain(4, 5, 0),
+        plain(9, 20, 300),  # K past 256: every K tile of a kernel's loop, on a CPU too
     ]
     if gpu:
         cases += [

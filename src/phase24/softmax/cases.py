@@ -63,6 +63,7 @@ def standard_cases(gpu: bool) -> list[Case]:
         unaligned(9, 4097), transposed(48, 300),
         Case("4x5x300 (3-d)", lambda dt, dev, g: (_randn((4, 5, 300), dt, dev, g),)),
         with_specials(8, 512), large_offset(16, 2048), plain(0, 10), plain(10, 0),
+        plain(2, 12289),  # past 8192 columns: a kernel's long-row path runs on a CPU too
     ]
     if gpu:
         cases += [
