@@ -11,8 +11,8 @@
 // reading the slot), so the producer runs up to STAGES steps ahead and each consumer waits only
 // for the data it needs; (3) the registers: the producer gives its registers back (setmaxnreg) so
 // the two consumers can each hold a 64 x 256 float32 accumulator (128 registers a thread).
-// Prediction: at 4096^3 in bfloat16 well past v9's 71% of cuBLAS, towards 80%: the tensor pipe no
-// longer waits for a barrier that every thread reaches after its own copies.
+// Prediction: at 4096^3 in bfloat16 well past v9's share of cuBLAS, towards 80%: the tensor pipe
+// no longer waits for a barrier that every thread reaches after its own copies.
 // Limit: the consumers still store C straight from registers at the end, while no wgmma runs, and
 // each block computes one tile, so the next tile's loads start only when a new block does:
 // persistent blocks and an epilogue that overlaps the next tile's main loop are the next steps,

@@ -4,26 +4,26 @@
 // shared memory, up to 144 KB), stored in a swizzled layout that no ldmatrix reads with a bank
 // conflict. float16 and bfloat16 only.
 //
-// Changed from v7: (1) the products: an FFMA computes one product a thread; an m16n8k16
-// mma.sync computes 16 x 8 x 16 = 2048 of them a warp, in float32 (the H200's Tensor Cores
+// Changed from v7: (1) the products: an FFMA computes one product a thread; an m16n8k16 mma.sync
+// computes 16 x 8 x 16 = 2048 of them a warp, in float32 (by the datasheet, the H200's Tensor Cores
 // run bfloat16 at about 15 times its FFMA rate); (2) the copies: cp.async moves 16 bytes from
-// global to shared memory with no register on the way and without waiting, so STAGES - 1 tiles
-// are in flight while the warps compute on one; (3) the layout: a row of A's tile is 64 or 128
-// bytes, of B's 128 to 512, so the 8 rows ldmatrix reads at once would share banks; the 16-byte
-// chunk c of row r is stored at c ^ f(r) instead, which spreads any 8 consecutive rows over all
-// 32 banks; (4) the schedule: a warp issues an mma.sync every few cycles at best, and the slots
-// between them are free; the copies (an address, a bound check, the cp.async) are placed there,
-// a few after each group of mma.sync's, and the barrier comes before the step's last 16 of K, so
-// that the next step's first fragments load while those multiply.
+// global to shared memory with no register on the way and without waiting, so STAGES - 1 tiles are
+// in flight while the warps compute on one; (3) the layout: a row of A's tile is 64 or 128 bytes,
+// of B's 128 to 512, so the 8 rows ldmatrix reads at once would share banks; the 16-byte chunk c of
+// row r is stored at c ^ f(r) instead, which spreads any 8 consecutive rows over all 32 banks; (4)
+// the schedule: a warp issues an mma.sync every few cycles at best, and the slots between them are
+// free; the copies (an address, a bound check, the cp.async) are placed there, a few after each
+// group of mma.sync's, and the barrier comes before the step's last 16 of K, so that the next
+// step's first fragments load while those multiply.
 // Every size and alignment is taken: the launcher copies operands whose rows are not a multiple
 // of 16 bytes (K or N not a multiple of 8) into padded ones, and partial tiles read zeros.
 // Prediction: at 4096^3 in bfloat16 several times v7 and at least half of cuBLAS (whose Hopper
 // kernels use wgmma); the profile shows the tensor pipe busy most of the time.
 // Limit: mma.sync is Ampere's instruction; on Hopper it reaches only part of the Tensor Cores'
-// rate (ncu counts v8's tensor pipe 59.8% busy at 375 TFLOP/s, so a full pipe would give about
-// 630, where cuBLAS's wgmma kernels run at 700-770), and each warp's operands pass through its
-// registers (ldmatrix); wgmma (the next rungs) reads them from shared memory, a warpgroup at a
-// time.
+// rate, which only wgmma reaches in full (results/h200/gemm/profiles/ has v8's profile beside
+// cuBLAS's: how busy each keeps the tensor pipe), and each warp's operands pass through its
+// registers (ldmatrix); wgmma (the next rungs) reads them from shared memory, a
+// warpgroup at a time.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>

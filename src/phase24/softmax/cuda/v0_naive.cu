@@ -4,10 +4,11 @@
 // threads of a warp read 32 addresses N elements apart: every load is a separate memory
 // transaction, and each row is read three times. Prediction: a few percent of the copy
 // bandwidth on long rows, and better on short rows, where rows of a warp share cache lines.
-// One float32 accumulator summing 262144 terms in order drifts by ~4e-4 (measured on the
-// H200): the sum is compensated, run by run (run_sum in compensated_sum.cuh). Later rungs add in a
-// tree, from short runs per thread; v1 and v2, whose threads add N / 256 terms in order, compensate
-// too (v1 with run_sum, v2 with CompensatedSum inside its online sum).
+// One float32 accumulator summing 262144 terms in order drifts: each addition rounds at the
+// running sum's scale, so the error grows with N. The sum is compensated, run by run (run_sum in
+// compensated_sum.cuh). Later rungs add in a tree, from short runs per thread; v1 and v2, whose
+// threads add N / 256 terms in order, compensate too (v1 with run_sum, v2 with CompensatedSum
+// inside its online sum).
 // Limit: one thread does a whole row, three times over, with uncoalesced loads: the GPU's
 // bandwidth goes mostly unused, and a row's time grows with N on one thread.
 #include "compensated_sum.cuh"

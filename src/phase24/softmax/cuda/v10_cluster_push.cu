@@ -8,17 +8,16 @@
 // CLUSTER partials have landed (cluster_total_push, below). Everything else is
 // v9's: K slots in registers, S in shared memory (S = 0 is v7's block), exponentials computed
 // twice.
-// Prediction: an exploration kernel (floats in registers, exponentials once) went from 77% to
-// 94% of copy on fp32 1024 x 262144 when only this reduction changed: the long rows, where a
-// cluster of 8 or 16 blocks waited on each other, should climb past 90%.
+// Prediction: the long rows, where a cluster of 8 or 16 blocks waited on each other for the
+// slowest, should climb past 90% of copy, if the wait, not the bytes, is what holds v9 there.
 // Then, for few rows: a row spread over 16 SMs leaves each block little to do but wait on one
 // reduction after another, so their latency is what counts. v10 takes a warp's max with one
 // redux.sync and merges a block's warps and a cluster's blocks in log2(P) shuffle steps, not 5
 // (merge_posts, below).
-// Prediction (explorations/2026-12-01-few-row-reductions/): 1-3 points of a same-size copy on
-// the eight few-row shapes, nothing lost on the bulk rows.
+// Prediction: 1-3 points of a same-size copy on the eight few-row shapes, nothing lost on the
+// bulk rows.
 // Last, blocks of 128 threads as well: on a row spread over 16 SMs, fewer warps to merge before
-// the push. Prediction (explorations/2026-12-01-warp-push/): the fastest block at 1 x 32768.
+// the push. Prediction: the fastest block at 1 x 32768.
 // Limit: the row still crosses the bus once each way and the exponentials are computed twice;
 // with few rows the launch and the first loads' latency, not bandwidth, set the time.
 #include "cluster.cuh"      // v5's cluster_columns

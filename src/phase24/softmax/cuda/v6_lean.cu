@@ -1,15 +1,15 @@
 // v6 (cuda-v6): fewer instructions per row and more rows in flight per SM.
 //
-// Changed from v4, after its profile (bf16 32768x8192: compute and memory speed of light both
-// ~77%, warps waiting to be selected): the GPU was issuing instructions as fast as it was
-// moving bytes. (1) The reduction: v4 merges {max, sum} pairs, two exponentials per shuffle
+// Changed from v4, after its profile (bf16 32768x8192: compute and memory speed of light level
+// with each other, warps waiting to be selected): the GPU was issuing instructions as fast as it
+// was moving bytes. (1) The reduction: v4 merges {max, sum} pairs, two exponentials per shuffle
 // step; v6 reduces the max with plain shuffles, takes the exponentials against it, then sums
 // with plain shuffles (block_merge_lean, in lean_merge.cuh): per warp ~40 instructions instead of
 // ~160, which matters when a thread holds only 16 values. (2) __launch_bounds__ asks ptxas to
 // fit 2048 threads on an SM when a thread holds 16 values (32 registers): 4 blocks of 512
 // threads instead of v4's 3, so more rows are loading while others reduce.
-// Prediction: bf16 rows of 2K-32K climb from v4's 79-89% of copy in its tuning
-// towards fp32's 97%.
+// Prediction: bf16 rows of 2K-32K climb from v4's level towards the copy ceiling that fp32 rows
+// of the same length already reach (results/h200/cuda_ladder.md has both).
 // Limit: a row must still fit one block's registers; a bf16 row of 32K takes 1024 threads x 32
 // floats, one block per SM, which leaves nothing to overlap its barrier with.
 #include "export.cuh"

@@ -2,8 +2,8 @@
 // loaded form, two or more blocks per SM, clusters of up to 16 blocks.
 //
 // Changed from v5: a 1 MB row on a cluster of 8 meant 8 blocks of 1024 threads x 32 floats,
-// one block per SM; while it waited at the cluster barrier its SM moved no bytes (v5: 85-87% of
-// copy on fp32 rows of 128K-256K, 59-65% on bf16 rows of 32K-256K). (1) A thread keeps its slots
+// one block per SM; while it waited at the cluster barrier its SM moved no bytes (v5's figures
+// on long rows are in results/h200/cuda_ladder.md). (1) A thread keeps its slots
 // as the raw 16 bytes it loaded (load_raw, in raw_slots.cuh): K = 4 slots are 16 registers,
 // so 2048 threads (two or more blocks, each at its own stage) share an SM and one block's wait
 // overlaps another's loads and stores; and a bfloat16 takes half a register, so an SM holds as

@@ -2,8 +2,8 @@
 // while this one is reduced.
 //
 // Changed from v7: v7's clusters each do one row and exit, so an SM stops loading while its
-// blocks wait at the cluster barrier, and the bigger the cluster the longer the wait (fp32
-// rows at ~92% of copy with 1 block per row, ~85% with clusters of 8). Here a grid of G
+// blocks wait at the cluster barrier, and the bigger the cluster the longer the wait (v7's tuning
+// showed fp32 rows slower on clusters of 8 than on one block a row). Here a grid of G
 // clusters, as many as fit at once, walks the rows (row, row + G, ...). Each block copies its
 // chunk of the NEXT row from global to shared memory with cp.async (asynchronous, no
 // registers) as soon as it has taken the current one into registers; the copy runs during the

@@ -8,7 +8,8 @@
 // registers: v8's copy_slots_async). Each thread reads back only the slots it copied itself, so
 // no barrier is needed. An SM holds twice the bytes: the same row on half the cluster, or twice
 // the blocks per SM.
-// Prediction: long rows (fp32 >= 128K, bf16 >= 32K) from v7's 79-88% of copy towards 90%.
+// Prediction: long rows (fp32 >= 128K, bf16 >= 32K) from v7's level (results/h200/cuda_ladder.md)
+// towards 90% of copy.
 // Limit: the blocks of a cluster still combine their partials through a barrier that waits for
 // the slowest, remote reads of the others' shared memory, and a second barrier before exiting.
 #include "cluster.cuh"       // v5's cluster per row
