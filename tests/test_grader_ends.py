@@ -63,7 +63,7 @@ def _alive(text: str) -> list[int]:
 def check(path: Path, timeout: int = 10) -> tuple[int, str, float]:
     t0 = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "phase24", "check", "softmax", "--file",
-                           str(path), "--dtype", "float32", "--case", "4096", "--timeout",
+                           str(path), "--dtype", "float32", "--case", "3x4099", "--timeout",
                            str(timeout)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     return done.returncode, done.stdout + done.stderr, time.monotonic() - t0
 
@@ -89,7 +89,7 @@ def test_a_detached_child_of_the_file_is_ended_with_the_check(tmp_path):
 def test_killing_the_grader_with_sigkill_ends_its_worker(tmp_path):
     path = _file(tmp_path, SLOW, "sleeps.py")
     grader = subprocess.Popen([sys.executable, "-m", "phase24", "check", "softmax", "--file",
-                               str(path), "--dtype", "float32", "--case", "4096"], cwd=ROOT,
+                               str(path), "--dtype", "float32", "--case", "3x4099"], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     def workers():
         return [p for p in _alive("phase24.harness.isolate")
