@@ -38,7 +38,7 @@
 #   learner: the Definition of Done's GPU items on the crossing rungs' solutions: bench --file of
 #          softmax v3 and GEMM v3 at the plan's representative shapes (their history in
 #          OUTDIR/history/), profile --file of GEMM v3 (OUTDIR/profiles/), dod on both paths, and
-#          the GPU tests of bench --file and profile --file.
+#          the GPU test of profile --file.
 #   sanitize-gemm: SANITIZE_ONLY (e.g. "cuda-v8 forced_v8": the rung and its forced tiles) goes to
 #          scripts/sanitize.py gemm --only.
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
@@ -65,7 +65,8 @@ py=${PYTHON:-python3}
 status=0
 summary=()
 gemm_gpu=$(ls tests/test_gemm_*_gpu.py)   # tests-gemm's files
-grader_gpu="tests/test_grader_gpu.py tests/test_bench_file_gpu.py"  # the grader step's
+grader_gpu="tests/test_grader_gpu.py tests/test_bench_file_gpu.py tests/test_parent_decides.py
+    tests/test_grader_ends.py"  # the grader step's
 other_gpu=$(ls tests/test_*_gpu.py | grep -v -e /test_gemm_ -e /test_grader_gpu -e /test_bench_file_gpu \
     -e /test_profile_file_gpu)  # the last two run in the learner step
                                            # the rest, split by tests-cuda/-triton
@@ -83,7 +84,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [sanitize-synccheck]=120 [tune]=300
                         [bench]=300 [profile]=300 [minigpt]=120
                         [learner-bench-softmax]=240 [learner-bench-gemm]=240 [learner-profile]=300
-                        [learner-dod-softmax]=300 [learner-dod-gemm]=300 [learner-tests]=420)
+                        [learner-dod-softmax]=300 [learner-dod-gemm]=300 [learner-tests]=300)
 
 triton_san() {  # every Triton rung and tuner configuration of both operations, every tool
     local t op
@@ -243,7 +244,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                       --port labs/solutions/my_port.py --annotation labs/solutions/my_profile.md
               done
               step learner-tests "$py" -m pytest -v -p no:cacheprovider --timeout 600 -rfEs \
-                  tests/test_bench_file_gpu.py tests/test_profile_file_gpu.py ;;
+                  tests/test_profile_file_gpu.py ;;  # bench --file's GPU tests: the grader step
     *)        echo "unknown step $s"; status=1 ;;
     esac
 }
