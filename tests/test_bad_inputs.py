@@ -78,6 +78,12 @@ def test_a_python_file_that_cannot_be_graded(tmp_path, name, text, said):
     (["profile", "gemm", "--shape", "32768x8192"], "--shape: bad shape '32768x8192': write MxNxK"),
     (["results", "nosuch"], "unknown operation 'nosuch': the lab has gemm, softmax"),
     (["build", "--arch", "sm_75"], "invalid choice: 'sm_75'"),
+    (["check", "softmax", "--file", ""], "--file '': name your kernel's file"),
+    (["bench", "softmax", "--file", ""], "--file '': name your kernel's file"),
+    (["profile", "softmax", "--file", ""], "--file '': name your kernel's file"),
+    (["check", "softmax", "--timeout", "1e10"], "1e10: at most 86400 seconds (a day)"),
+    (["bench", "softmax", "--load-timeout", "1e10"], "1e10: at most 86400 seconds (a day)"),
+    (["dod", "nosuch"], "unknown operation 'nosuch': the lab has gemm, softmax"),
 ])
 def test_a_bad_argument_is_one_line(argv, said):
     one_line(argv, said)

@@ -28,9 +28,9 @@ def phase24(*argv: str, rc: int = 0) -> str:
 
 
 def test_cuda_alone_says_it_needs_a_gpu_and_what_runs_here():
-    out = phase24("check", "softmax", "--impl", "cuda-naive")
+    out = phase24("check", "softmax", "--impl", "cuda-naive", rc=1)  # nothing checked: no pass
     assert "cuda-naive: needs a GPU: skipped" in out
-    assert "Nothing to check on this machine" in out and "python -m phase24 build" in out
+    assert "Nothing to check on this machine: nothing was checked" in out and "python -m phase24 build" in out
     assert "rel L2" not in out  # no empty table
 
 

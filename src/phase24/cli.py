@@ -154,7 +154,7 @@ def cmd_bench(args) -> int:
     op = _op(args)
     learner_file(args)
     names, shapes = known(op, args.impl), _shapes(op, args)
-    if args.file:
+    if args.file is not None:
         from phase24.harness.timefile import bench_file
 
         if args.out:
@@ -229,7 +229,7 @@ def cmd_profile(args) -> int:
         op.parse_shape(shape)
     except ValueError as err:
         raise SystemExit(f"--shape: {err}") from None
-    if args.file:
+    if args.file is not None:
         from phase24.harness.grade import learner_file
 
         learner_file(args)

@@ -32,8 +32,10 @@ LOGS = REPO / "out" / "check"
 def learner_file(args) -> None:
     """SystemExit with one line if ``--file`` is given beside ``--impl``, is not a file, or is
     neither a .cu nor a .py file."""
-    if not args.file:
+    if args.file is None:
         return
+    if not args.file.strip():
+        raise SystemExit("--file '': name your kernel's file (a .cu or a Triton .py)")
     if args.impl:
         raise SystemExit("--impl and --file do not go together: --file takes your file, "
                          "--impl the lab's implementations")
@@ -65,7 +67,7 @@ def _registry_subjects(op: Op, names: list[str] | None, gpu: bool) -> list[str] 
     runnable = [n for n in names if not why[n]]
     if not runnable:
         here = [n for n in op.implementations() if not op.not_here(n)]
-        out("Nothing to check on this machine. What runs here:\n" + (
+        out("Nothing to check on this machine: nothing was checked. What runs here:\n" + (
             f"  python -m phase24 check {op.name} --impl {' '.join(here)}\n" if here else "")
             + "  python -m phase24 build   (compile the CUDA kernels, with their resource report)")
         return None
@@ -179,7 +181,7 @@ def check(op: Op, args) -> int:
     else:
         spec["impls"] = _registry_subjects(op, args.impl, gpu)
         if spec["impls"] is None:
-            return 0
+            return 1  # nothing was checked: not a pass
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     spec["seed"] = seed
     out(f"seed {seed} (replay it with --seed {seed})")
