@@ -140,3 +140,18 @@ def test_the_history_is_not_tracked_by_git():
     folder = history.path_for(OP).parent
     done = subprocess.run(["git", "check-ignore", "-q", str(folder / "softmax.jsonl")], cwd=ROOT)
     assert done.returncode == 0, f"{folder} is not git-ignored"
+
+
+def test_a_time_faster_than_a_copy_is_not_a_time():
+    """bench --file fails, and does not record, a time faster than a copy of the bytes the
+    operation must move (a cache of results by pointer, work done before the timer)."""
+    from phase24.harness.ops import get
+    from phase24.harness.timefile import impossible
+
+    op = get("softmax")
+    result = {"records": [
+        {"impl": "mine.cu", "dtype": "float32", "M": 65536, "N": 4096, "pct_copy": 99.0},
+        {"impl": "mine.cu", "dtype": "float32", "M": 64, "N": 32768, "pct_copy": 240.0},
+        {"impl": "torch", "dtype": "float32", "M": 64, "N": 32768, "pct_copy": 500.0}]}
+    assert impossible(op, result, "mine.cu") == [
+        "float32 64x32768: 240% of a copy of its least bytes, faster than a copy can be"]

@@ -62,6 +62,11 @@ def bench_file(op: Op, args, shapes: list[tuple]) -> int:
     if not any(r["impl"] == path.name for r in result["records"]):
         say(f"FAIL: no shape was timed: {path.name} refused every one")
         return 1
+    for line in impossible(op, result, path.name):
+        say(f"FAIL: {line}")
+    if impossible(op, result, path.name):
+        say("not recorded in your history: a time no kernel can have is not a time")
+        return 1
     line = history.entry(op, result, path.name, path.resolve(), digest)
     where = history.path_for(op)
     history.append(where, line)
@@ -138,6 +143,20 @@ def show(op: Op, result: dict, name: str) -> None:
                   f"{mine['pct_copy']:.0f}%"])
     for line in result["refused"]:
         say(f"refused: {line}")
+
+
+FASTEST_VS_COPY = 110  # % of the copy: past it, the time is not a kernel's (a 10% margin)
+
+
+def impossible(op: Op, result: dict, name: str) -> list[str]:
+    """The file's times that no kernel can have: faster than a copy of the bytes it must read
+    and write (each operation's least traffic: a softmax's input and output, a GEMM's A, B and
+    C), timed in the same run; a cache of earlier results, or work done before the timer
+    started, looks like this."""
+    return [f"{r['dtype']} {'x'.join(str(r[f]) for f in op.shape_fields)}: "
+            f"{r['pct_copy']:.0f}% of a copy of its least bytes, faster than a copy can be"
+            for r in result["records"]
+            if r["impl"] == name and (r.get("pct_copy") or 0) > FASTEST_VS_COPY]
 
 
 def bar_line(op: Op, result: dict, name: str) -> None:
