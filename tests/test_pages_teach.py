@@ -121,7 +121,7 @@ def reveals(text: str) -> list[tuple[str, str, int]]:
         while j < len(lines) and (not lines[j].strip() or lines[j].startswith("    ")):
             j += 1
         body = "\n".join(lines[i + 1:j])
-        body = INCLUDE.sub(lambda m: expand(m[1]), body)
+        body = INCLUDE.sub(lambda m: "\n" + expand(m[1]) + "\n", body)  # each table its own
         k = i - 1
         while k > 0 and not lines[k].startswith("#") and k not in starts:
             k -= 1
@@ -131,7 +131,8 @@ def reveals(text: str) -> list[tuple[str, str, int]]:
 
 def shape_names(shape: str) -> set[str]:
     dims = shape.split("x")
-    names = {shape, " × ".join(dims), "×".join(dims), " x ".join(dims)}
+    names = {shape, " × ".join(dims), "×".join(dims), " x ".join(dims),
+             "\u00a0×\u00a0".join(dims)}  # the Spanish tables keep a shape on one line
     if len(dims) == 3 and len(set(dims)) == 1:
         names.add(f"{dims[0]}³")
     return names
