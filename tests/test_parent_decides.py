@@ -102,3 +102,27 @@ def test_an_honest_cu_passes_where_the_parent_decides():
                            "labs/solutions/my_softmax.cu"], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0 and " 0 failed" in done.stdout, done.stdout + done.stderr
+
+
+SIGNAL_DURING_CALL = '''
+import signal
+_rows = softmax_rows
+def softmax_rows(x2d, out):
+    signal.signal(signal.SIGALRM, lambda *a: None)  # a route to write out after the call
+    _rows(x2d, out)
+'''
+
+PROFILE_AT_IMPORT = '''
+import sys
+sys.setprofile(lambda frame, event, arg: None)  # code between the grader's own lines
+'''
+
+
+@pytest.mark.parametrize("cheat,said", [(SIGNAL_DURING_CALL, "installed signal.SIGALRM"),
+                                        (PROFILE_AT_IMPORT, "installed sys.setprofile")],
+                         ids=["a signal handler during a call", "a profile hook at import"])
+def test_code_that_would_run_around_the_kernel_is_refused(tmp_path, cheat, said):
+    path = tmp_path / "hooks.py"
+    path.write_text(GOOD + cheat)
+    rc, out = check(path, "--seed", "3", "--case", "3x4099")
+    assert rc == 1 and said in " ".join(out.split()), out

@@ -7,8 +7,8 @@ that the lab's modules, the operation's package, torch and its Tensor hold; ``ch
 the first one that is no longer the same. The worker asks after loading the file and after each
 case and timing, and stops with a failing verdict if one changed.
 
-What this sees: names rebound in those namespaces and functions whose code was swapped. What it
-does not: a change made through ctypes, objects reached by other routes (gc), or a patch of this
+What this sees: names rebound in those namespaces and functions whose code was swapped, and
+hooks installed (signal handlers, sys's and threading's profile and trace hooks). What it does not: a change made through ctypes, objects reached by other routes (gc), or a patch of this
 module's own record; those need verdicts made in a process the file cannot reach.
 """
 
@@ -39,10 +39,29 @@ def _owners(extra: tuple) -> list:
     return [*lab, torch, torch.Tensor, torch.nn.functional, builtins, *extra]
 
 
+def hooks() -> dict:
+    """The routes by which code runs outside a call, after it returns or between its lines: the
+    handler of every signal, sys's and threading's profile and trace hooks."""
+    import signal
+    import threading
+
+    seen = {("signal", signal.Signals(s).name): id(signal.getsignal(s))
+            for s in signal.valid_signals()
+            if s in signal.Signals._value2member_map_ and s not in (signal.SIGKILL, signal.SIGSTOP)}
+    seen.update({("sys", "setprofile"): id(sys.getprofile()), ("sys", "settrace"): id(sys.gettrace())})
+    for name in ("getprofile", "gettrace"):
+        if hasattr(threading, name):
+            seen[("threading", "set" + name[3:])] = id(getattr(threading, name)())
+    return seen
+
+
+HOOKS = {"signal", "sys", "threading"}
+
+
 def snapshot(*extra) -> dict:
-    """(namespace, name) -> identity of each function or class there, and of its code; ``extra``
-    adds objects whose attributes are recorded too (the operation's Op)."""
-    seen = {}
+    """(namespace, name) -> identity of each function or class there, and of its code, and of
+    each hook (hooks()); ``extra`` adds objects whose attributes are recorded too (the Op)."""
+    seen = hooks()
     for owner in _owners(extra):
         space = getattr(owner, "__name__", repr(owner))
         for name, value in list(vars(owner).items()):
@@ -61,5 +80,9 @@ def changed(before: dict, *extra) -> str | None:
 
 
 def refusal(name: str) -> str:
+    if name.partition(".")[0] in HOOKS:
+        return (f"the file installed {name} (a signal handler, a profile or trace hook): code "
+                "that runs around the kernel's calls is refused; the result must come from "
+                "your kernels")
     return (f"the file changed the grader's code ({name}): its verdicts and times cannot be "
             "trusted; a file must not patch the checker, the timer or torch")
