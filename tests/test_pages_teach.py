@@ -30,7 +30,8 @@ THEORY_KERNELS = {"vector_add", "warp_max", "block_max", "softmax_naive_sketch",
                   "rms_norm_row_kernel", "rms_norm_rows_kernel"}
 DEFINITION = re.compile(r"^\s*(?:extern \"C\"\s+)?(?:__global__|__device__)[^(;]*?\b(\w+)\s*\([^;]*$"
                         r"|^\s*@triton\.jit[^\n]*\n\s*def\s+(\w+)", re.M)
-REVEAL = re.compile(r'^\?\?\?\+? note "(What we measured|Lo que medimos)"', re.M)
+REVEAL = re.compile(r'^\?\?\?\+? note "(What we measured|Lo que medimos|Measured on [^"]+|Medido en '
+                    r'[^"]+)"', re.M)
 INCLUDE = re.compile(r'^\s*--8<-- "([^"]+)"\s*$', re.M)
 NOT_RECORDED = re.compile(r"not in the recorded run|no está en la ejecución|nothing recorded",
                           re.I)
