@@ -4,7 +4,8 @@ strict build on what would render wrongly:
 * on_config: MathJax and Mermaid must be in docs/assets/vendor/ (scripts/site_assets.sh installs
   them from their npm packages); without them the build stops, since formulas and diagrams would
   show as raw source.
-* on_files: the benchmark's figures, results/h200/*.png, join the site under assets/results/h200/,
+* on_files: the benchmark's figures, results/h200/*.png and results/h200/gemm/*.png, join the site
+  under assets/results/h200/ (gemm's under assets/results/h200/gemm/),
   copied from the committed results at each build (never duplicated by hand under docs/).
 * on_page_markdown: the list patterns that Python-Markdown renders wrongly (list_problems) are
   warnings, which --strict turns into a failed build.
@@ -186,8 +187,8 @@ def on_config(config):
 
 
 def on_files(files, config):
-    for png in sorted(FIGURES.glob("*.png")):
-        uri = f"{FIGURES_URI}/{png.name}"
+    for png in sorted([*FIGURES.glob("*.png"), *FIGURES.glob("gemm/*.png")]):
+        uri = f"{FIGURES_URI}/{png.relative_to(FIGURES).as_posix()}"
         if files.get_file_from_path(uri) is None:
             files.append(File.generated(config, uri, abs_src_path=str(png)))
     return files
