@@ -76,6 +76,7 @@ def serve(fn, dtypes: list[str], notes: list, device: str, send, tampered) -> in
     """Load done: say which dtypes the file covers, then answer requests until stdin ends."""
     from phase24.core.outputs import guarded
     from phase24.harness.check import short_error
+    from phase24.harness.isolate import cuda_lost
 
     import __main__
 
@@ -95,7 +96,7 @@ def serve(fn, dtypes: list[str], notes: list, device: str, send, tampered) -> in
                                for i, x in enumerate(inputs)]}
         except Exception as err:  # the file's error (or its crash): said in one line
             reply = {"error": ask["id"], "why": short_error(err)}
-            if device == "cuda" and _cuda_lost():
+            if device == "cuda" and cuda_lost():
                 reply["lost"] = True
         if tampered():  # the file changed the grader's code: the check stops there
             send(fatal=tampered(), fatal_for=ask["id"])
@@ -104,14 +105,6 @@ def serve(fn, dtypes: list[str], notes: list, device: str, send, tampered) -> in
         if reply.get("lost"):
             os._exit(0)  # no teardown: it would wait on, or fault in, the lost context
     return 0
-
-
-def _cuda_lost() -> bool:
-    try:
-        torch.cuda.synchronize()
-        return False
-    except Exception:
-        return True
 
 
 # ---- the parent's side -------------------------------------------------------------------------

@@ -13,7 +13,9 @@ A worker whose CUDA context is lost says so on the protocol ({"lost": k}) before
 exit status alone cannot say it, since the checked code can exit with any status. Loading
 (importing the learner's file, compiling it) has its own limit, ``load_timeout``. A SIGTERM,
 SIGHUP or SIGINT to the grader ends its worker (a process group of its own) before the grader
-exits, so a hung worker is never left behind.
+exits, so a hung worker is never left behind; a SIGKILL ends it too, and what the checked file
+detached is ended with its worker (harness/reaper.py). The spec comes on stdin, not argv. For a
+learner's file the worker only computes and the grader decides (harness/decide.py, a "serve" spec).
 
 ``bench OP --file F`` times the file in the same kind of worker (a spec with "shapes"):
 harness/timefile.py is both its sides.
@@ -30,6 +32,8 @@ import subprocess
 import sys
 import threading
 from collections import deque
+
+from phase24.harness.reaper import adopt_orphans, end_orphans
 
 TIMEOUTS_PER_IMPL = 2
 
@@ -80,7 +84,7 @@ def _watch(op, spec: dict):
     return tampered
 
 
-def _cuda_lost() -> bool:
+def cuda_lost() -> bool:
     import torch
 
     try:
@@ -90,65 +94,13 @@ def _cuda_lost() -> bool:
         return True
 
 
-def _prctl(option: int, value: int) -> None:
-    """prctl(2) where Linux has it (PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER); elsewhere nothing."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
-
-
-def adopt_orphans() -> None:
-    """Make this process the reaper of its descendants' orphans (Linux): a process the checked
-    file starts and detaches (a new session) is then still this grader's to end."""
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-
-
-def end_orphans() -> None:
-    """SIGKILL every child of this process that is not one it started on purpose: the orphans
-    a checked file left, which adopt_orphans() made ours (the worker itself is ended first)."""
-    me = str(os.getpid())
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and _is_orphan(int(entry)):
-            try:
-                os.kill(int(entry), signal.SIGKILL)
-                os.waitpid(int(entry), 0)
-            except OSError:
-                pass
-
-
-def _is_orphan(pid: int) -> bool:
-    """A child of ours that a worker started (it inherited the worker's PHASE24_IN_WORKER) and
-    that is not a worker itself: a process the checked file left behind."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if b"phase24.harness.isolate" in f.read():
-                return False
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return b"PHASE24_IN_WORKER=1" in f.read().split(b"\0")
-    except OSError:
-        return False
-
-
 def worker(spec: dict, start: int) -> int:
     import resource
     import warnings
 
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the grader killed (even by SIGKILL): so is this
-    if os.getppid() == 1:
-        os._exit(0)
+    from phase24.harness.reaper import die_with_parent
+
+    die_with_parent()  # the grader killed (even by SIGKILL): so is this worker
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash is a verdict, not a core file
 
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -189,7 +141,7 @@ def worker(spec: dict, start: int) -> int:
             send(fatal=tampered())
             return 0
         send(i=k, verdict=dataclasses.asdict(v))
-        if spec["device"] == "cuda" and not v.ok and _cuda_lost():
+        if spec["device"] == "cuda" and not v.ok and cuda_lost():
             send(lost=k)
             os._exit(0)  # no teardown: it would wait on, or fault in, the lost context
     return 0
