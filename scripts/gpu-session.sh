@@ -38,7 +38,7 @@
 #   learner: the Definition of Done's GPU items on the crossing rungs' solutions: bench --file of
 #          softmax v3 and GEMM v3 at the plan's representative shapes (their history in
 #          OUTDIR/history/), profile --file of GEMM v3 (OUTDIR/profiles/), dod on both paths, and
-#          the GPU test of profile --file.
+#          (their GPU tests run in the grader step).
 #   sanitize-gemm: SANITIZE_ONLY (e.g. "cuda-v8 forced_v8": the rung and its forced tiles) goes to
 #          scripts/sanitize.py gemm --only.
 #   tune: TUNE_ARGS (e.g. "--min-n 16384 --rest-from results/h200/tune.json") go to scripts/tune.py softmax cuda.
@@ -65,10 +65,8 @@ py=${PYTHON:-python3}
 status=0
 summary=()
 gemm_gpu=$(ls tests/test_gemm_*_gpu.py)   # tests-gemm's files
-grader_gpu="tests/test_grader_gpu.py tests/test_bench_file_gpu.py tests/test_parent_decides.py
-    tests/test_grader_ends.py"  # the grader step's
-other_gpu=$(ls tests/test_*_gpu.py | grep -v -e /test_gemm_ -e /test_grader_gpu -e /test_bench_file_gpu \
-    -e /test_profile_file_gpu)  # the last two run in the learner step
+grader_gpu="tests/test_grader_gpu.py tests/test_bench_file_gpu.py tests/test_profile_file_gpu.py"
+other_gpu=$(ls tests/test_*_gpu.py | grep -v -e /test_gemm_ -e /test_grader_gpu -e /test_bench_file_gpu -e /test_profile_file_gpu)
                                            # the rest, split by tests-cuda/-triton
 triton_kernels="(triton or big_rows) and not (test_triton_gpu and not every_rung and not unaligned)"
 
@@ -84,7 +82,7 @@ declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [t
                         [sanitize-synccheck]=120 [tune]=300
                         [bench]=300 [profile]=300 [minigpt]=120
                         [learner-bench-softmax]=240 [learner-bench-gemm]=240 [learner-profile]=300
-                        [learner-dod-softmax]=300 [learner-dod-gemm]=300 [learner-tests]=300)
+                        [learner-dod-softmax]=300 [learner-dod-gemm]=300)
 
 triton_san() {  # every Triton rung and tuner configuration of both operations, every tool
     local t op
@@ -182,7 +180,8 @@ run_step() {  # run_step STEP: one of the steps listed at the top
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;
     minigpt)  step minigpt "$py" -m phase24 minigpt speed --json "$out/minigpt_speed.json" ;;
     grader)   step grader "$py" -m pytest -v -n 8 -p no:cacheprovider --timeout 280 -rfEs \
-                  $grader_gpu tests/test_gemm_learner_gpu.py \
+                  $grader_gpu tests/test_gemm_learner_gpu.py tests/test_parent_decides.py \
+                  tests/test_grader_ends.py \
                   tests/test_grader_defences.py tests/test_bench_file.py tests/test_bad_inputs.py ;;
     tests-gemm) step tests-gemm "$py" -m pytest -v -n 8 -m gpu -p no:cacheprovider --timeout 280 \
                   -rfEs $gemm_gpu ;;
@@ -242,9 +241,7 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   step "learner-dod-$op" "$py" -m phase24 dod "$op" \
                       --cuda "labs/solutions/my_${op}_v3.cu" --triton "labs/solutions/my_$op.py" \
                       --port labs/solutions/my_port.py --annotation labs/solutions/my_profile.md
-              done
-              step learner-tests "$py" -m pytest -v -p no:cacheprovider --timeout 600 -rfEs \
-                  tests/test_profile_file_gpu.py ;;  # bench --file's GPU tests: the grader step
+              done ;;  # bench --file's and profile --file's GPU tests: the grader step
     *)        echo "unknown step $s"; status=1 ;;
     esac
 }

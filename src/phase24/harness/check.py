@@ -99,15 +99,17 @@ def _run(call, calls: list[tuple[tuple, float]], shape, dtype) -> tuple[list, st
     return outs, ""
 
 
-def check_case(op: Op, name: str, call, case: Case, dtype: torch.dtype, device: str, seed: int,
-               learner: bool = False) -> Verdict:
+def check_case(op: Op, name: str, fn, case: Case, dtype: torch.dtype, device: str, seed: int,
+               learner: bool = False, call=None) -> Verdict:
     """Three calls: two on the same inputs, into outputs poisoned with NaN then 42 (an element
     left unwritten shows; two results that differ show a race), and one on fresh inputs of the
     same shape (a result kept from an earlier call shows). The implementation runs before any
     reference is computed (it cannot find the reference's freed memory), and every input must be
     unchanged byte for byte, so the references are those of the inputs as they were made.
-    ``call`` makes one call (``local(fn, device)`` here, or harness/decide.py's in a worker);
-    ``device`` is where the inputs are made and the references computed."""
+    ``call`` makes one call of ``fn`` (by default ``local(fn, device)``, in this process;
+    harness/decide.py's makes it in a worker); ``device`` is where the inputs are made and the
+    references computed."""
+    call = call or local(fn, device)
     inputs = case.make(dtype, device, torch.Generator(device=device).manual_seed(seed))
     fresh = case.make(dtype, device, torch.Generator(device=device).manual_seed(seed + FRESH))
 
@@ -167,8 +169,7 @@ def jobs(op: Op, impls: list[str], dtypes: list[str], device: str, seed: int, bi
 
 
 def run_job(op: Op, job: Job, fn, device: str, learner: bool = False) -> Verdict:
-    v = check_case(op, job.impl, local(fn, device), job.case, DTYPES[job.dtype], device, job.seed,
-                   learner)
+    v = check_case(op, job.impl, fn, job.case, DTYPES[job.dtype], device, job.seed, learner)
     if job.case.gpu_only:
         torch.cuda.empty_cache()
     return v

@@ -138,8 +138,8 @@ class Decided:
                 if self.proc is None:
                     self._start(None)
                 try:
-                    v = check_case(self.op, job.impl, self._call, job.case, DTYPES[job.dtype],
-                                   "cpu", job.seed, learner=True)
+                    v = check_case(self.op, job.impl, None, job.case, DTYPES[job.dtype], "cpu",
+                                   job.seed, learner=True, call=self._call)
                     on_verdict(k, v.__dict__)
                 except Refused as refused:
                     raise LoadError(refused.why) from None
