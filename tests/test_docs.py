@@ -404,6 +404,9 @@ def test_mkdocs_build_strict(tmp_path: Path):
 #     collapsible reveal, and the Hopper-only designs on their own page.
 
 LAB = DOCS / "phase-24-cuda-triton" / "lab"
+# A reveal of a measurement is titled by what it holds: "Measured on the H200", "Medido en una H100"...
+REVEAL_EN = re.compile(r'^\?\?\?\+? note "Measured on [^"]+"', re.M)
+REVEAL_ES = re.compile(r'^\?\?\?\+? note "Medido en [^"]+"', re.M)
 PATH_LABS = ["01-naive-kernel", "02-tuned-kernel", "03-triton-softmax", "04-minigpt-port",
              "going-further-hopper", "01-gemm-naive", "02-gemm-ladder", "03-gemm-triton",
              "going-further-hopper-gemm"]
@@ -486,10 +489,11 @@ def test_ladder_labs_predict_then_reveal():
             if not re.match(r"(v\d+|triton-v\d)\b", section):
                 continue
             name = section.split("\n", 1)[0]
-            pred, reveal = section.find("Write down your prediction"), section.find('??? note "What we measured"')
+            pred, found = section.find("Write down your prediction"), REVEAL_EN.search(section)
+            reveal = found.start() if found else -1
             assert 0 <= pred < reveal, f"{page.name}, {name}: a prediction, then a reveal of the measurement"
             twin_text = twin(page).read_text(encoding="utf-8")
-            assert twin_text.count('??? note "Lo que medimos"') == text.count('??? note "What we measured"')
+            assert len(REVEAL_ES.findall(twin_text)) == len(REVEAL_EN.findall(text))
             assert twin_text.count("Apunta tu predicción") == text.count("Write down your prediction")
 
 
@@ -508,9 +512,10 @@ def test_hopper_material_lives_on_its_own_page():
 @pytest.mark.parametrize("page", lab_pages(), ids=_id)
 def test_each_lab_asks_for_a_prediction_before_its_reveal(page: Path):
     text = page.read_text(encoding="utf-8")
-    ask, reveal = (("Apunta tu predicción", '??? note "Lo que medimos"') if page.name.endswith(".es.md")
-                   else ("Write down your prediction", '??? note "What we measured"'))
-    assert 0 <= text.find(ask) < text.find(reveal), f"{page.name}: a prediction, then a reveal"
+    ask, title = (("Apunta tu predicción", REVEAL_ES) if page.name.endswith(".es.md")
+                  else ("Write down your prediction", REVEAL_EN))
+    found = title.search(text)
+    assert 0 <= text.find(ask) < (found.start() if found else -1), f"{page.name}: a prediction, then a reveal"
 
 
 def test_exercises_come_before_their_answers():
@@ -533,7 +538,7 @@ ANSWERS = DOCS / "phase-24-cuda-triton" / "solutions" / "exercises.md"
 EXERCISE_LABS = ["00-hello-cuda", "01-naive-kernel", "02-tuned-kernel", "03-triton-softmax",
                  "04-minigpt-port", "going-further-hopper", "01-gemm-naive", "02-gemm-ladder",
                  "03-gemm-triton"]
-REVEAL_TITLES = ('??? note "What we measured"', '??? note "Lo que medimos"')
+REVEAL_TITLE = re.compile(r'\?\?\?\+? note "(?:What we measured|Lo que medimos|Measured on [^"]+|Medido en [^"]+)"')
 FIGURE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)(?:\s?[–-]\s?(\d+(?:[.,]\d+)?))?[ \u00a0]?"
                     r"(%|us\b|µs|ms\b|GB/s|TB/s|[GT]FLOP/s)")
 INCLUDE = re.compile(r'^[ \t]*-{1,}8<-{1,}[ \t]+"([^"]+)"', re.M)
@@ -544,7 +549,7 @@ def reveals(text: str) -> list[str]:
     """The bodies of a page's reveals of measurements (indented below their title)."""
     out, lines = [], text.splitlines()
     for i, line in enumerate(lines):
-        if line.strip() in REVEAL_TITLES:
+        if REVEAL_TITLE.fullmatch(line.strip()):
             body = []
             for nxt in lines[i + 1:]:
                 if nxt.strip() and not nxt.startswith((" ", "\t")):
