@@ -63,3 +63,13 @@ def test_a_file_that_fails_its_check_is_not_timed(tmp_path):
     rc, out = bench(FILES / "calls_torch.py", tmp_path / "history")
     assert rc == 1 and "does not pass check: it is not timed" in out, out
     assert not (tmp_path / "history").exists()
+
+
+def test_a_file_that_keeps_results_by_address_is_flagged_and_not_recorded(tmp_path):
+    """It passes its check (fresh inputs sit at other addresses) but not the fresh values that
+    bench writes into the timed buffers after the timing."""
+    rc, out = bench(FILES / "caches_by_pointer.py", tmp_path / "history")
+    assert rc == 1 and ("wrong on fresh values written into the same buffers" in out
+                        or "faster than a copy can be" in out), out
+    history = tmp_path / "history" / "softmax.jsonl"
+    assert not history.exists() or '"ok": true' not in history.read_text(), out

@@ -57,6 +57,13 @@ def verify(op: Op, out: torch.Tensor, inputs: tuple, rows: int = 16) -> str:
     return op.compare(op.pick(out, idx), op.reference(*inputs, rows=idx), inputs[0].dtype).why
 
 
+def refill(inputs: tuple) -> None:
+    """New random values, in place, in every floating-point input (a view's gaps untouched)."""
+    for x in inputs:
+        if x.is_floating_point():
+            x.copy_(torch.randn(x.shape, device=x.device).to(x.dtype))
+
+
 def times(fn) -> dict:
     """The four times of ``fn()`` (module docstring), rounded to the nanosecond."""
     est = timing.call_ms(fn)  # one estimate sets how many repetitions each time takes
@@ -114,6 +121,11 @@ def run_bench(op: Op, impls: dict, dtypes: list[str], shapes: list[tuple], progr
                 why = verify(op, out, inputs)
                 t = times(call)
                 why = why or verify(op, call(), inputs)  # and again after the timed loops
+                if not why:  # fresh values in the same buffers: a result kept by address shows
+                    refill(inputs)
+                    why = verify(op, call(), inputs)
+                    why = why and ("wrong on fresh values written into the same buffers after "
+                                   f"the timing (a result kept by address?): {why}")
                 if why:
                     failures.append(f"{name} {dtname} {label}: {why}")
                 if name == baseline:
