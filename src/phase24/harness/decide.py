@@ -29,10 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
-
 from phase24.core.dtypes import DTYPES, NAME
-from phase24.core.outputs import GUARD, storage_bytes
+from phase24.core.outputs import GUARD
+from phase24.harness.serve import read_tensor, write_tensor
 
 
 TIMEOUTS = 2  # after two time-outs, the file's other cases are not run
@@ -53,58 +52,6 @@ class Refused(WorkerGone):
 
 class Raised(ValueError):
     """The file raised while called: its one-line message is the case's verdict."""
-
-
-# ---- tensors as files --------------------------------------------------------------------------
-
-def _write(x: torch.Tensor, path: Path) -> dict:
-    storage_bytes(x).cpu().numpy().tofile(path)
-    return {"path": str(path), "dtype": NAME[x.dtype], "shape": list(x.shape),
-            "stride": list(x.stride()), "offset": x.storage_offset(),
-            "nbytes": x.untyped_storage().nbytes()}
-
-
-def _read(meta: dict, device: str = "cpu") -> torch.Tensor:
-    raw = torch.from_file(meta["path"], shared=False, size=meta["nbytes"], dtype=torch.uint8)
-    flat = raw.to(device, copy=True).view(DTYPES[meta["dtype"]])
-    return flat.as_strided(meta["shape"], meta["stride"], meta["offset"])
-
-
-# ---- the worker's side -------------------------------------------------------------------------
-
-def serve(fn, dtypes: list[str], notes: list, device: str, send, tampered) -> int:
-    """Load done: say which dtypes the file covers, then answer requests until stdin ends."""
-    from phase24.core.outputs import guarded
-    from phase24.harness.check import short_error
-    from phase24.harness.isolate import cuda_lost
-
-    import __main__
-
-    requests = os.fdopen(getattr(__main__, "REQUESTS_FD", 0), "r")
-    send(loaded=True, dtypes=dtypes, notes=notes)
-    for line in requests:
-        ask = json.loads(line)
-        try:
-            inputs = [_read(m, device) for m in ask["inputs"]]
-            buf, out = guarded(ask["shape"], DTYPES[ask["dtype"]], device, ask["poison"])
-            fn(*inputs, out=out)
-            if device == "cuda":
-                torch.cuda.synchronize()
-            reply = {"done": ask["id"],
-                     "buf": _write(buf, Path(ask["folder"]) / "buf.bin"),
-                     "after": [_write(x, Path(ask["folder"]) / f"after{i}.bin")
-                               for i, x in enumerate(inputs)]}
-        except Exception as err:  # the file's error (or its crash): said in one line
-            reply = {"error": ask["id"], "why": short_error(err)}
-            if device == "cuda" and cuda_lost():
-                reply["lost"] = True
-        if tampered():  # the file changed the grader's code: the check stops there
-            send(fatal=tampered(), fatal_for=ask["id"])
-            return 0
-        send(**reply)
-        if reply.get("lost"):
-            os._exit(0)  # no teardown: it would wait on, or fault in, the lost context
-    return 0
 
 
 # ---- the parent's side -------------------------------------------------------------------------
@@ -197,7 +144,7 @@ class Decided:
         folder.mkdir()
         ask = {"id": self.asked, "folder": str(folder), "poison": poison, "shape": list(shape),
                "dtype": NAME[dtype],
-               "inputs": [_write(x, folder / f"in{i}.bin") for i, x in enumerate(inputs)]}
+               "inputs": [write_tensor(x, folder / f"in{i}.bin") for i, x in enumerate(inputs)]}
         try:
             self.proc.stdin.write(json.dumps(ask) + "\n")
             self.proc.stdin.flush()
@@ -219,7 +166,7 @@ class Decided:
                     len(msg["after"]) != len(inputs):
                 raise WorkerGone("its worker answered something other than the call it was "
                                  "asked for: no verdict can come from it")
-            return _read(buf), [_read(m) for m in msg["after"]]
+            return read_tensor(buf), [read_tensor(m) for m in msg["after"]]
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             if isinstance(err, Raised):
                 raise

@@ -34,6 +34,7 @@ import threading
 from collections import deque
 
 from phase24.harness.reaper import adopt_orphans, end_orphans
+from phase24.harness.serve import cuda_lost
 
 TIMEOUTS_PER_IMPL = 2
 
@@ -84,16 +85,6 @@ def _watch(op, spec: dict):
     return tampered
 
 
-def cuda_lost() -> bool:
-    import torch
-
-    try:
-        torch.cuda.synchronize()
-        return False
-    except Exception:
-        return True
-
-
 def worker(spec: dict, start: int) -> int:
     import resource
     import warnings
@@ -129,7 +120,7 @@ def worker(spec: dict, start: int) -> int:
     if "shapes" in spec:  # `bench OP --file F`: time it, as the benchmark times the lab's own
         return time_file(op, subjects, dtypes, spec, send, tampered)
     if spec.get("serve"):  # `check OP --file F`: compute what the grader asks, nothing more
-        from phase24.harness.decide import serve
+        from phase24.harness.serve import serve
 
         return serve(next(iter(subjects.values())), dtypes, notes, spec["device"], send, tampered)
     todo = jobs(op, list(subjects), dtypes, spec["device"], spec["seed"], spec.get("big", False),
