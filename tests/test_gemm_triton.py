@@ -160,3 +160,14 @@ def test_the_tuned_table_keeps_the_larger_shape_of_a_class_and_is_read_back(tmp_
     assert read == {("bf16", 4096, 16384, 4096): ("triton-v1", {"block_m": 64}),
                     ("bf16", 1, 4096, 4096): ("triton-v3", {"block_m": 64})}
     assert tuned.load(path, "another GPU", key=common._key, value=common._value) == {}
+
+
+def test_which_refuses_a_name_that_is_no_implementation():
+    import torch
+
+    from phase24.gemm import which
+
+    a = torch.randn(4, 4)
+    assert which(a, a, impl="cublas") is None
+    with pytest.raises(ValueError, match="unknown implementation 'cuda-v99' of gemm; choose from"):
+        which(a, a, impl="cuda-v99")

@@ -53,12 +53,16 @@ def matmul(a: torch.Tensor, b: torch.Tensor, impl: str = "cuda") -> torch.Tensor
 
 
 def which(a: torch.Tensor, b: torch.Tensor, impl: str = "cuda") -> str | None:
-    """What ``impl`` launches for operands like these, in words (None for cuBLAS)."""
+    """What ``impl`` launches for operands like these, in words (None for cuBLAS); ValueError
+    naming the implementations for a name that is none of them."""
     from phase24.gemm import cuda, triton
 
     for ladder in (cuda, triton):
         if impl in ladder.IMPLEMENTATIONS:
             return ladder.which(a, b, impl)
+    if impl != "cublas":
+        raise ValueError(f"which: unknown implementation {impl!r} of gemm; choose from "
+                         f"{', '.join(IMPLEMENTATIONS)}")
     return None
 
 
