@@ -161,3 +161,15 @@ def test_out_of_gpu_memory_is_one_line(monkeypatch, capsys):
     assert said.out == "" and said.err.count("\n") == 1, said
     assert said.err.startswith("Out of GPU memory: CUDA out of memory. Tried to allocate 2.00 GiB")
     assert "Process 4242 has 120 GiB" in said.err
+
+
+def test_a_damaged_tuned_table_falls_back_with_one_line(tmp_path, capsys):
+    from phase24.core import tuned
+
+    for text in ("{not json", '{"gpu": "G", "best": [{"no key": 1}]}', "[1, 2]"):
+        path = tmp_path / "t.json"
+        path.write_text(text)
+        tuned.clear()
+        assert tuned.load(path, "G", lambda e: (e["shape"],), lambda e: e["config"]) == {}
+    err = capsys.readouterr().err
+    assert err.count("damaged tuned table") == 2 and "untuned choices" in err, err  # "[1, 2]": no table

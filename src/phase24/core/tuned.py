@@ -1,11 +1,13 @@
 """The one loader of tuned tables: a JSON file a tuning script wrote on one GPU, {"gpu": name,
 "best": [entry, ...]}, read into {key(entry): value(entry)} for that GPU only ({} for any other
-GPU, or when the file is missing), once per (file, GPU)."""
+GPU, or when the file is missing; a damaged file says so in one line and reads as {}), once per
+(file, GPU)."""
 
 from __future__ import annotations
 
 import functools
 import json
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -19,10 +21,16 @@ def load(path: Path, gpu_name: str, key: Callable[[dict], tuple],
 def _load(path: Path, gpu_name: str, key, value) -> dict:
     if not path.exists():
         return {}
-    data = json.loads(path.read_text())
-    if data.get("gpu") != gpu_name:
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or data.get("gpu") != gpu_name:
+            return {}
+        return {key(e): value(e) for e in data["best"]}
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
+        # a damaged table: the untuned choices, said once (this is cached per file and GPU)
+        print(f"{path}: damaged tuned table ({type(err).__name__}: {err}); using the untuned "
+              "choices", file=sys.stderr)
         return {}
-    return {key(e): value(e) for e in data["best"]}
 
 
 def clear() -> None:
