@@ -173,3 +173,24 @@ def test_a_damaged_tuned_table_falls_back_with_one_line(tmp_path, capsys):
         assert tuned.load(path, "G", lambda e: (e["shape"],), lambda e: e["config"]) == {}
     err = capsys.readouterr().err
     assert err.count("damaged tuned table") == 2 and "untuned choices" in err, err  # "[1, 2]": no table
+
+
+def test_an_output_that_overlaps_an_input_is_refused():
+    import torch
+
+    from phase24.core.op import OpArgumentError
+    from phase24.core.outputs import overlaps
+    from phase24.gemm import IMPLEMENTATIONS as GEMMS
+    from phase24.softmax import IMPLEMENTATIONS as SOFTMAXES
+
+    x = torch.randn(8, 64)
+    assert overlaps(x, x[2:4]) and overlaps(x.t(), x) and not overlaps(x[:4], x[4:])
+    for name in ("torch", "triton"):
+        with pytest.raises(OpArgumentError, match="out overlaps the input"):
+            SOFTMAXES[name](x, out=x)
+    a = torch.randn(16, 16)
+    with pytest.raises(OpArgumentError, match="out overlaps a"):
+        GEMMS["triton"](a, torch.randn(16, 16), out=a)
+    b = torch.randn(16, 16)
+    with pytest.raises(OpArgumentError, match="out overlaps b"):
+        GEMMS["triton"](torch.randn(16, 16), b, out=b)

@@ -32,3 +32,17 @@ def outside(buf: torch.Tensor, numel: int) -> str:
     wrote = [f"{k} elements {where}" for k, where in ((before, "before its start"),
                                                         (after, "after its end")) if k]
     return ("wrote outside its output: " + " and ".join(wrote)) if wrote else ""
+
+
+def overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the bytes ``a`` and ``b`` span (from their first element to their last) meet: an
+    output that overlaps an input would be read after it was written."""
+    if a.numel() == 0 or b.numel() == 0 or a.device != b.device:
+        return False
+
+    def span(t):
+        last = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))
+        return t.data_ptr(), t.data_ptr() + (last + 1) * t.element_size()
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a0 < b1 and b0 < a1

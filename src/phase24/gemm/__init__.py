@@ -22,7 +22,7 @@ def _cublas(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -
     half-precision operands (no reduced-precision reductions): what the ladders compute."""
     check_inputs(a, b, "cublas", allow_cpu=True)
     if out is not None:
-        check_out(out, a.shape[0], b.shape[1], a, "cublas")
+        check_out(out, a.shape[0], b.shape[1], a, "cublas", b)
     flags = torch.backends.cuda.matmul
     saved = (flags.allow_tf32, flags.allow_fp16_reduced_precision_reduction,
              flags.allow_bf16_reduced_precision_reduction)

@@ -15,6 +15,7 @@ import torch
 
 from phase24.core.dtypes import SUPPORTED
 from phase24.core.op import OpArgumentError
+from phase24.core.outputs import overlaps
 
 TileKernel = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], None]
 
@@ -56,11 +57,15 @@ def check_inputs(a: object, b: object, name: str, *, allow_cpu: bool = False) ->
                             "runs on a CUDA GPU; move them with .cuda()")
 
 
-def check_out(out: object, m: int, n: int, a: torch.Tensor, name: str) -> torch.Tensor:
+def check_out(out: object, m: int, n: int, a: torch.Tensor, name: str,
+              b: torch.Tensor | None = None) -> torch.Tensor:
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (m, n) or out.dtype != a.dtype \
             or out.device != a.device or not out.is_contiguous():
         raise GemmArgumentError(f"{name}: out must be a contiguous ({m}, {n}) tensor of dtype "
                                 f"{a.dtype} on {a.device}")
+    for operand, which in ((a, "a"), (b, "b")):
+        if operand is not None and overlaps(out, operand):
+            raise GemmArgumentError(f"{name}: out overlaps {which}; pass an output of its own")
     return out
 
 
@@ -77,7 +82,7 @@ def entry(name: str, kernel: TileKernel, *, allow_cpu: bool = False) -> Callable
         check_inputs(a, b, name, allow_cpu=allow_cpu)
         m, n = a.shape[0], b.shape[1]
         out = torch.empty((m, n), dtype=a.dtype, device=a.device) if out is None else \
-            check_out(out, m, n, a, name)
+            check_out(out, m, n, a, name, b)
         if out.numel() == 0:
             return out
         if a.shape[1] == 0:  # an empty sum

@@ -17,6 +17,7 @@ import torch
 from phase24.bridge.fastcall import FastCalls
 from phase24.core.dtypes import SUPPORTED
 from phase24.core.op import OpArgumentError
+from phase24.core.outputs import overlaps
 
 # The lab's kernels index a row with 32-bit offsets (a chunk may start up to 1M values past
 # the row's end): rows must be shorter than this. Any number of rows is fine.
@@ -82,6 +83,8 @@ def check_out(out: torch.Tensor, x: torch.Tensor, name: str) -> torch.Tensor:
         raise SoftmaxArgumentError(
             f"{name}: out must be a contiguous tensor of the input's shape {tuple(x.shape)}, "
             f"dtype {x.dtype} and device {x.device}")
+    if overlaps(out, x):
+        raise SoftmaxArgumentError(f"{name}: out overlaps the input; pass an output of its own")
     return out
 
 
