@@ -171,3 +171,46 @@ def test_which_refuses_a_name_that_is_no_implementation():
     assert which(a, a, impl="cublas") is None
     with pytest.raises(ValueError, match="unknown implementation 'cuda-v99' of gemm; choose from"):
         which(a, a, impl="cuda-v99")
+
+
+def test_two_threads_in_cublas_leave_torchs_tf32_flags_as_they_found_them(monkeypatch):
+    """Thread A enters, then B; A leaves first, B last: each restoring what it found would leave
+    TF32 off (B found it off). The flags come back as the first caller found them."""
+    import threading
+
+    import torch
+
+    from phase24.gemm import IMPLEMENTATIONS
+
+    flags = torch.backends.cuda.matmul
+    kept = flags.allow_tf32  # torch's flag is no plain attribute: monkeypatch cannot restore it
+    flags.allow_tf32 = True
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    real = torch.matmul
+
+    def staged(x, y, out=None):
+        assert flags.allow_tf32 is False  # off inside, whichever thread
+        if threading.current_thread().name == "A":
+            a_in.set()
+            assert b_in.wait(10)
+        else:
+            assert a_in.wait(10)
+            b_in.set()
+            assert a_out.wait(10)
+        return real(x, y, out=out)
+
+    monkeypatch.setattr(torch, "matmul", staged)
+    x = torch.randn(4, 4)
+
+    def run_a():
+        IMPLEMENTATIONS["cublas"](x, x)
+        a_out.set()
+
+    threads = [threading.Thread(target=run_a, name="A"),
+               threading.Thread(target=lambda: IMPLEMENTATIONS["cublas"](x, x), name="B")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    found, flags.allow_tf32 = flags.allow_tf32, kept
+    assert found is True

@@ -12,9 +12,39 @@ ladder's (``triton/``). ``spec.OP`` is this operation as the lab's commands see 
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import torch
 
 from phase24.gemm.args import GemmArgumentError, check_inputs, check_out
+
+
+_FLAGS = threading.Lock()
+_inside = [0, None]  # calls of _cublas running now, the flags they found before the first
+
+
+@contextlib.contextmanager
+def _exact_matmul():
+    """torch's TF32 and reduced-precision flags off while any thread is inside, put back as the
+    first one found them when the last one leaves: two threads cannot leave them changed."""
+    flags = torch.backends.cuda.matmul
+    names = ("allow_tf32", "allow_fp16_reduced_precision_reduction",
+             "allow_bf16_reduced_precision_reduction")
+    with _FLAGS:
+        if _inside[0] == 0:
+            _inside[1] = [getattr(flags, n) for n in names]
+            for n in names:
+                setattr(flags, n, False)
+        _inside[0] += 1
+    try:
+        yield
+    finally:
+        with _FLAGS:
+            _inside[0] -= 1
+            if _inside[0] == 0:
+                for n, v in zip(names, _inside[1]):
+                    setattr(flags, n, v)
 
 
 def _cublas(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -23,16 +53,8 @@ def _cublas(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -
     check_inputs(a, b, "cublas", allow_cpu=True)
     if out is not None:
         check_out(out, a.shape[0], b.shape[1], a, "cublas", b)
-    flags = torch.backends.cuda.matmul
-    saved = (flags.allow_tf32, flags.allow_fp16_reduced_precision_reduction,
-             flags.allow_bf16_reduced_precision_reduction)
-    flags.allow_tf32 = flags.allow_fp16_reduced_precision_reduction = False
-    flags.allow_bf16_reduced_precision_reduction = False
-    try:
+    with _exact_matmul():
         return torch.matmul(a, b, out=out)
-    finally:
-        (flags.allow_tf32, flags.allow_fp16_reduced_precision_reduction,
-         flags.allow_bf16_reduced_precision_reduction) = saved
 
 
 def _registered() -> dict:
