@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -107,3 +108,23 @@ def test_killing_the_grader_with_sigkill_ends_its_worker(tmp_path):
     time.sleep(2)
     assert [p for p in mine if Path(f"/proc/{p}").exists()
             and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"] == []
+
+
+@linux
+def test_ctrl_c_and_a_keyboard_interrupt_in_the_file_leave_one_line_and_no_folder(tmp_path):
+    raises = _file(tmp_path, "\n_rows = softmax_rows\ndef softmax_rows(x2d, out):\n"
+                   "    raise KeyboardInterrupt\n", "interrupts.py")
+    rc, out, _ = check(raises)
+    assert rc == 1 and "Traceback" not in out and "KeyboardInterrupt" in out, out
+    grader = subprocess.Popen([sys.executable, "-m", "phase24", "check", "softmax", "--file",
+                               str(_file(tmp_path, SLOW, "sleeps2.py")), "--dtype", "float32",
+                               "--case", "3x4099"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    time.sleep(20)  # loaded, and asleep in its first call
+    grader.send_signal(signal.SIGINT)
+    out, _ = grader.communicate(timeout=60)
+    assert grader.returncode == 128 + signal.SIGINT and "stopped by SIGINT" in out, out
+    assert "Traceback" not in out, out
+    left = list(Path("/dev/shm").glob(f"phase24-case-{grader.pid}-*")) + \
+        list(Path(tempfile.gettempdir()).glob(f"phase24-case-{grader.pid}-*"))
+    assert left == [], left

@@ -64,7 +64,7 @@ class Decided:
         self.timeout, self.load_timeout = timeout, load_timeout
         self.proc = None
         self.asked, self.lost, self.timeouts = 0, False, 0
-        self.folder = Path(tempfile.mkdtemp(prefix="phase24-case-",
+        self.folder = Path(tempfile.mkdtemp(prefix=f"phase24-case-{os.getpid()}-",
                                             dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
 
     def run(self, on_ready, on_verdict, on_note) -> None:
@@ -107,7 +107,8 @@ class Decided:
 
         spec = {k: v for k, v in self.spec.items() if k != "seed"} | {"serve": True}
         self.proc, self.lines, self.tail, self.readers = start_worker(spec)
-        self.previous = end_worker_on_signals(self.proc)
+        self.previous = end_worker_on_signals(  # a Ctrl-C leaves no folder of inputs behind
+            self.proc, lambda: shutil.rmtree(self.folder, ignore_errors=True))
         msg = self._next(self.load_timeout, "loading took longer than "
                          f"{self.load_timeout:g} s (--load-timeout)", LoadError,
                          lambda m: "loaded" in m or "fatal" in m)

@@ -110,7 +110,7 @@ def worker(spec: dict, start: int) -> int:
     tampered = _watch(op, spec)
     try:
         subjects, dtypes, notes = _subjects(op, spec)
-    except Exception as err:  # the file's own error, or a compiler's: said, not a traceback
+    except (Exception, KeyboardInterrupt) as err:  # the file's error, a compiler's: one line
         ours = isinstance(err, ValueError) or type(err).__module__.startswith("phase24")
         send(fatal=str(err) if ours else f"{type(err).__name__}: {err}")
         return 0
@@ -161,9 +161,10 @@ def ended(proc, tail: deque, during: str = "during this case") -> str:
                 "stopped")
 
 
-def end_worker_on_signals(proc) -> dict:
-    """Make SIGTERM, SIGHUP and SIGINT end ``proc``'s process group, then the grader, with one
-    line; return the handlers they replace (the main thread only: elsewhere, none)."""
+def end_worker_on_signals(proc, then=None) -> dict:
+    """Make SIGTERM, SIGHUP and SIGINT end ``proc``'s process group, run ``then()`` (a cleanup),
+    then end the grader, with one line; return the handlers they replace (the main thread only:
+    elsewhere, none)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
 
@@ -171,6 +172,9 @@ def end_worker_on_signals(proc) -> dict:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+        end_orphans()
+        if then:
+            then()
         print(f"\nstopped by {signal.Signals(sig).name}: the worker was ended; no verdict for "
               "the cases left", file=sys.stderr, flush=True)
         os._exit(128 + sig)
@@ -322,7 +326,7 @@ def time_file(op, subjects: dict, dtypes: list[str], spec: dict, send, tampered)
     try:
         result = run_bench(op, subjects, dtypes, [tuple(s) for s in spec["shapes"]], peers={},
                            on_shape=lambda line: send(line=line))
-    except Exception as err:  # the file's crash while timed: its message, not a traceback
+    except (Exception, KeyboardInterrupt) as err:  # the file's crash while timed: one line
         send(fatal=f"timing failed: {short_error(err)}")
         return 0
     if tampered():

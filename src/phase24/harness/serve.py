@@ -58,7 +58,7 @@ def serve(fn, dtypes: list[str], notes: list, device: str, send, tampered) -> in
                      "buf": write_tensor(buf, Path(ask["folder"]) / "buf.bin"),
                      "after": [write_tensor(x, Path(ask["folder"]) / f"after{i}.bin")
                                for i, x in enumerate(inputs)]}
-        except Exception as err:  # the file's error (or its crash): said in one line
+        except (Exception, KeyboardInterrupt) as err:  # the file's error: said in one line
             reply = {"error": ask["id"], "why": short_error(err)}
             if device == "cuda" and cuda_lost():
                 reply["lost"] = True
