@@ -194,3 +194,26 @@ def test_an_output_that_overlaps_an_input_is_refused():
     b = torch.randn(16, 16)
     with pytest.raises(OpArgumentError, match="out overlaps b"):
         GEMMS["triton"](torch.randn(16, 16), b, out=b)
+
+
+def test_a_log_that_cannot_be_written_is_one_line_and_the_verdicts_go_on(tmp_path, capsys):
+    from phase24.harness.grade import Table
+    from phase24.harness.ops import get
+
+    op = get("softmax")
+    (tmp_path / "out").write_text("a file where out/ should be a folder")
+    with pytest.raises(SystemExit, match="cannot write the check's log .*Not a directory"):
+        Table(op, 1, tmp_path / "out" / "check" / "x.log")
+    table = Table(op, 1, tmp_path / "x.log")
+    table.ready([("torch", "float32", "1x1"), ("torch", "float32", "2x2")])
+    if Path("/dev/full").exists():
+        table.file = open("/dev/full", "w")  # a full disk from here on
+    verdict = dict(impl="torch", dtype="float32", case="1x1", rel_l2=0.0, worst=0.0, extra=0.0,
+                   ok=True, why="", na=False)
+    table.verdict(0, verdict)
+    table.verdict(1, {**verdict, "case": "2x2"})
+    assert table.summary() == 0
+    out = capsys.readouterr().out
+    assert "2 passed, 0 failed" in out
+    if Path("/dev/full").exists():
+        assert out.count("could not be written") == 1, out

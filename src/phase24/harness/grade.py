@@ -86,12 +86,29 @@ class Table:
         self.failures: list[tuple[str, str]] = []
         self.noted_failure, self.last, self.current = False, time.monotonic(), None
         self.started = time.monotonic()
-        log.parent.mkdir(parents=True, exist_ok=True)
-        self.file = open(log, "w")
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            self.file = open(log, "w")
+        except OSError as err:  # out/ a file, read-only, full: the verdicts still print
+            raise SystemExit(f"cannot write the check's log {log}: {err.strerror or err} (out/ "
+                             "must be a writable folder with room)") from None
+
+    def _log(self, text: str) -> None:
+        """A line into the log; once the disk refuses one, a line says so and the log stops
+        (the verdicts go on being printed)."""
+        if self.file is None:
+            return
+        try:
+            self.file.write(text)
+            self.file.flush()
+        except OSError as err:
+            say(f"the log {self.log} could not be written ({err.strerror or err}): the verdicts "
+                "go on here, the log stops")
+            self.file = None
 
     def note(self, text: str, failed: bool) -> None:
         say(("FAIL: " if failed else "") + text)
-        self.file.write(text + "\n")
+        self._log(text + "\n")
         self.noted_failure |= failed
 
     def ready(self, jobs) -> None:
@@ -107,7 +124,7 @@ class Table:
             return
         shown = self.log.relative_to(REPO) if self.log.is_relative_to(REPO) else self.log
         out(f"{len(jobs)} cases; every row goes to {shown}")
-        self.file.write(self.cols.line(self.cols.heads) + "\n")
+        self._log(self.cols.line(self.cols.heads) + "\n")
 
     def verdict(self, k: int, v: dict) -> None:
         impl = v["impl"]
@@ -127,8 +144,7 @@ class Table:
         numbers = ["-"] * 3 if v["na"] or v["rel_l2"] == math.inf else \
             [sci(v["rel_l2"]), num(v["worst"]), sci(v["extra"])]
         row = self.cols.line([impl, SHORT.get(v["dtype"], v["dtype"]), v["case"], *numbers, word])
-        self.file.write(row + (f"\n    {detail}" if detail else "") + "\n")
-        self.file.flush()
+        self._log(row + (f"\n    {detail}" if detail else "") + "\n")
         if slot == 1:
             self.failures.append((row, detail))
             out(f"FAIL {impl} {SHORT.get(v['dtype'])} {v['case']}: {detail}")
@@ -144,7 +160,11 @@ class Table:
     def summary(self) -> int:
         if self.current is not None:
             self._progress(self.current, self.total)
-        self.file.close()
+        try:
+            if self.file is not None:
+                self.file.close()
+        except OSError:
+            pass
         if self.counts:
             out("")
             cols = Columns(["implementation", "passed", "failed", "n/a"],
