@@ -217,3 +217,15 @@ def test_a_log_that_cannot_be_written_is_one_line_and_the_verdicts_go_on(tmp_pat
     assert "2 passed, 0 failed" in out
     if Path("/dev/full").exists():
         assert out.count("could not be written") == 1, out
+
+
+def test_ctrl_c_in_a_command_is_one_line_and_status_130(monkeypatch, capsys):
+    from phase24 import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_doctor", interrupted)
+    assert cli.main(["doctor"]) == 130
+    err = capsys.readouterr().err
+    assert "stopped by Ctrl-C during `doctor`" in err and "Traceback" not in err

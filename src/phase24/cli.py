@@ -396,6 +396,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args) or 0
+    except KeyboardInterrupt:  # Ctrl-C: one line; compilations in flight end, and their folders
+        print(f"\nstopped by Ctrl-C during `{args.command}`: nothing after this point was done",
+              file=sys.stderr, flush=True)
+        return 130
     except Exception as err:  # torch's, named without importing torch for every command
         if type(err).__name__ != "OutOfMemoryError":
             raise
