@@ -215,7 +215,7 @@ def cmd_results(args) -> int:
                          else list(op.main))
 
 
-# ---- profile --------------------------------------------------------------------------------------
+# ---- profile, the Definition of Done -------------------------------------------------------------
 
 def cmd_profile(args) -> int:
     from phase24.harness import profile as prof
@@ -260,12 +260,10 @@ def cmd_profile(args) -> int:
     return status
 
 
-# ---- the Definition of Done ---------------------------------------------------------------------
-
 def cmd_dod(args) -> int:
-    from phase24.harness.dod import run
+    from phase24.harness import dod
 
-    return run(_op(args), args, _gpu())
+    return dod.run(_op(args), args, _gpu())
 
 
 # ---- the main job ---------------------------------------------------------------------------------
@@ -361,20 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="redraw each recorded run's plot (results/<gpu>/<op>/<op>.png) from its JSON")
     s.set_defaults(fn=cmd_results)
 
-    s = sub.add_parser("dod", help="your Definition of Done: what you have done, what is left",
-                       description="One line per item of the learner's Definition of Done, each "
-                       "done, not yet or needs a GPU, with the command that moves it; your files "
-                       "are the starters' (labs/starters/) unless you name others.")
-    s.add_argument("op", help=op_help + ": the path you chose")
-    s.add_argument("--cuda", metavar="F", help="your CUDA C kernel (default: the v3 starter)")
-    s.add_argument("--triton", metavar="F", help="your Triton kernel (default: the starter)")
-    s.add_argument("--port", metavar="F", help="your port (default: labs/starters/my_port.py)")
-    s.add_argument("--annotation", metavar="F",
-                   help="your profile annotation (default: labs/starters/my_profile.md)")
-    s.add_argument("--profile-page", metavar="F", help="your learner profile page")
-    s.add_argument("--timeout", type=argtypes.seconds, default=900, metavar="S",
-                   help="seconds each check may take (default 900)")
-    s.set_defaults(fn=cmd_dod)
+    from phase24.harness import dod
+
+    dod.add_parser(sub, op_help).set_defaults(fn=cmd_dod)
 
     s = sub.add_parser("run", help="the main job: everything this machine can run")
     s.set_defaults(fn=cmd_run)

@@ -167,3 +167,24 @@ def _port(path: Path, timeout: float) -> tuple[str, str]:
         return NOT_YET, f"{_rel(path)}: no such file"
     rc, line = _run(["minigpt", "parity", "--file", str(path)], timeout)
     return (DONE if rc == 0 else NOT_YET), line
+
+
+def add_parser(sub, op_help: str):
+    """The `dod` command's arguments, on the CLI's subparsers; the parser, for its function."""
+    from phase24.harness import argtypes
+
+    s = sub.add_parser("dod", help="your Definition of Done: what you have done, what is left",
+                       description="One line per item of the learner's Definition of Done, each "
+                       "done, not yet or needs a GPU, with the command that moves it; your files "
+                       "are the starters' (labs/starters/) unless you name others.")
+    s.add_argument("op", help=op_help + ": the path you chose")
+    s.add_argument("--cuda", metavar="F", help="your CUDA C kernel (default: the v3 starter)")
+    s.add_argument("--triton", metavar="F", help="your Triton kernel (default: the starter)")
+    s.add_argument("--port", metavar="F", help="your port (default: labs/starters/my_port.py)")
+    s.add_argument("--annotation", metavar="F",
+                   help="your profile annotation (default: labs/starters/my_profile.md)")
+    s.add_argument("--profile-page", metavar="F", help="your learner profile page")
+    s.add_argument("--timeout", type=argtypes.seconds, default=900, metavar="S",
+                   help="seconds each check may take (default 900)")
+    return s
+
