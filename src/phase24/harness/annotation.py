@@ -45,7 +45,9 @@ def start(path: Path, kernel: str, summary: str) -> bool:
 
     def put(m):
         name = m.group(2).strip().lower()
-        return f"{m.group(1)}{m.group(2)}{m.group(3)} {filled[name]}" if name in filled else m.group(0)
+        if name not in filled:
+            return m.group(0)
+        return f"{m.group(1)}{m.group(2)}{m.group(3)} {filled[name]}"
 
     path.write_text(LINE.sub(put, text))
     return True

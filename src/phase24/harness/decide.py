@@ -79,8 +79,9 @@ class Decided:
             inf = float("inf")
             for k, job in enumerate(todo):
                 if self.timeouts >= TIMEOUTS:
+                    why = f"not run: it timed out {TIMEOUTS} times"
                     on_verdict(k, Verdict(job.impl, job.dtype, job.case.name, inf, inf, inf,
-                                          False, f"not run: it timed out {TIMEOUTS} times").__dict__)
+                                          False, why).__dict__)
                     continue
                 if self.proc is None:
                     self._start(None)
@@ -152,7 +153,8 @@ class Decided:
         except OSError:
             raise WorkerGone(ended(self.proc, self.tail)) from None
         msg = self._next(self.timeout, f"timed out after {self.timeout:g} s", WorkerGone,
-                         lambda m: self.asked in (m.get("done"), m.get("error"), m.get("fatal_for")))
+                         lambda m: self.asked in (m.get("done"), m.get("error"),
+                                                  m.get("fatal_for")))
         try:
             if msg is None:
                 raise WorkerGone(ended(self.proc, self.tail))
@@ -168,12 +170,10 @@ class Decided:
                 raise WorkerGone("its worker answered something other than the call it was "
                                  "asked for: no verdict can come from it")
             return read_tensor(buf), [read_tensor(m) for m in msg["after"]]
-        except (KeyError, TypeError, ValueError, RuntimeError) as err:
-            if isinstance(err, Raised):
-                raise
-            raise WorkerGone(f"its worker's reply could not be read ({err})") from None
-        except Refused:
+        except Raised:
             raise
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            raise WorkerGone(f"its worker's reply could not be read ({err})") from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 

@@ -59,38 +59,44 @@ def _run(argv: list[str], timeout: float) -> tuple[int, str]:
     return done.returncode, (verdict or lines or ["no output"])[-1][:200]
 
 
-def passes(op: Op, path: Path, timeout: float) -> tuple[str, str]:
+def _command(path: Path, argv: list[str], timeout: float) -> tuple[str, str]:
+    """Done when the lab's command on the file exits 0 (not yet when the file is missing)."""
     if not path.is_file():
         return NOT_YET, f"{_rel(path)}: no such file"
-    rc, line = _run(["check", op.name, "--file", str(path)], timeout)
+    rc, line = _run([*argv, "--file", str(path)], timeout)
     return (DONE if rc == 0 else NOT_YET), line
 
 
+def ratio(op: Op, run: dict) -> float | None:
+    """The library's time / the file's at the representative shape and dtype in one run (a line
+    of the history, harness/history.py); None if that run did not time it."""
+    from phase24.harness import history
+
+    want = (DTYPE, *REPRESENTATIVE[op.name])
+    try:
+        mine = [r for r in run["records"] if history.key(op, r) == want]
+        theirs = [r for r in run["baseline_records"] if history.key(op, r) == want]
+        return float(theirs[0]["us"]) / float(mine[0]["us"]) if mine and theirs else None
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
 def ratio_from_history(op: Op, path: Path) -> float | None:
-    """The best library time / his time at the representative shape and dtype, over the runs of
-    this very file (same SHA-256) whose outputs were all right; None if none timed it."""
+    """The best ratio() over the runs of this very file (same SHA-256) whose outputs were all
+    right; None if none timed it."""
     from phase24.harness import history
 
     if not path.is_file():
         return None
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    want = (DTYPE, *REPRESENTATIVE[op.name])
-    best = None
-    for run in history.load(history.path_for(op))[0]:
-        if run.get("sha256") != digest or not run.get("ok"):
-            continue
-        try:
-            mine = [r for r in run["records"] if history.key(op, r) == want]
-            theirs = [r for r in run["baseline_records"] if history.key(op, r) == want]
-            if mine and theirs:
-                r = float(theirs[0]["us"]) / float(mine[0]["us"])
-                best = r if best is None else max(best, r)
-        except (KeyError, TypeError, ValueError, ZeroDivisionError):
-            continue
-    return best
+    found = [ratio(op, run) for run in history.load(history.path_for(op))[0]
+             if run.get("sha256") == digest and run.get("ok")]
+    return max((r for r in found if r is not None), default=None)
 
 
 def fast_enough(op: Op, path: Path, gpu: bool) -> tuple[str, str]:
+    from phase24.harness import history
+
     r = ratio_from_history(op, path)
     where = f"{shape_text(op.name)} {DTYPE}"
     if r is not None and r >= BAR:
@@ -98,14 +104,9 @@ def fast_enough(op: Op, path: Path, gpu: bool) -> tuple[str, str]:
     if r is not None:
         return NOT_YET, f"best {r:.0%} of {LIBRARY[op.name]} at {where}: the bar is {BAR:.0%}"
     if not gpu:
-        return NEEDS_GPU, f"this file was never timed at {where} (history: {_rel(_history(op))})"
+        return NEEDS_GPU, (f"this file was never timed at {where} (history: "
+                           f"{_rel(history.path_for(op))})")
     return NOT_YET, f"this file was never timed at {where}"
-
-
-def _history(op: Op) -> Path:
-    from phase24.harness import history
-
-    return history.path_for(op)
 
 
 def annotated(path: Path) -> tuple[str, str]:
@@ -132,15 +133,16 @@ def run(op: Op, args, gpu: bool) -> int:
     page = Path(args.profile_page or PROFILE_PAGE)
     shape = shape_text(op.name)
     items = [
-        ("your CUDA C kernel passes", lambda: passes(op, cuda, args.timeout),
+        ("your CUDA C kernel passes", lambda: _command(cuda, ["check", op.name], args.timeout),
          f"check {op.name} --file {_rel(cuda)}"),
         (f"it reaches {BAR:.0%} of {LIBRARY[op.name]}", lambda: fast_enough(op, cuda, gpu),
          f"bench {op.name} --file {_rel(cuda)} --dtype {DTYPE}"),
-        ("your Triton kernel passes", lambda: passes(op, triton, args.timeout),
+        ("your Triton kernel passes", lambda: _command(triton, ["check", op.name], args.timeout),
          f"check {op.name} --file {_rel(triton)}"),
         ("your profile is annotated", lambda: annotated(notes),
          f"profile {op.name} --file {_rel(cuda)}, then fill {_rel(notes)}"),
-        ("your port equals the NumPy model", lambda: _port(port, args.timeout),
+        ("your port equals the NumPy model",
+         lambda: _command(port, ["minigpt", "parity"], args.timeout),
          f"minigpt parity --file {_rel(port)}"),
         ("your learner profile is updated", lambda: profile_updated(page), f"edit {_rel(page)}"),
     ]
@@ -160,13 +162,6 @@ def run(op: Op, args, gpu: bool) -> int:
     gpu_only = states.count(NEEDS_GPU)
     out(f"{done} of {len(items)} done" + (f"; {gpu_only} need(s) a GPU" if gpu_only else ""))
     return 0 if all(s in (DONE, NEEDS_GPU) for s in states) else 1
-
-
-def _port(path: Path, timeout: float) -> tuple[str, str]:
-    if not path.is_file():
-        return NOT_YET, f"{_rel(path)}: no such file"
-    rc, line = _run(["minigpt", "parity", "--file", str(path)], timeout)
-    return (DONE if rc == 0 else NOT_YET), line
 
 
 def add_parser(sub, op_help: str):

@@ -8,7 +8,8 @@ the first one that is no longer the same. The worker asks after loading the file
 case and timing, and stops with a failing verdict if one changed.
 
 What this sees: names rebound in those namespaces and functions whose code was swapped, and
-hooks installed (signal handlers, sys's and threading's profile and trace hooks). What it does not: a change made through ctypes, objects reached by other routes (gc), or a patch of this
+hooks installed (signal handlers, sys's and threading's profile and trace hooks). What it does
+not: a change made through ctypes, objects reached by other routes (gc), or a patch of this
 module's own record; those need verdicts made in a process the file cannot reach.
 """
 
@@ -48,7 +49,8 @@ def hooks() -> dict:
     seen = {("signal", signal.Signals(s).name): id(signal.getsignal(s))
             for s in signal.valid_signals()
             if s in signal.Signals._value2member_map_ and s not in (signal.SIGKILL, signal.SIGSTOP)}
-    seen.update({("sys", "setprofile"): id(sys.getprofile()), ("sys", "settrace"): id(sys.gettrace())})
+    seen[("sys", "setprofile")], seen[("sys", "settrace")] = (id(sys.getprofile()),
+                                                                 id(sys.gettrace()))
     for name in ("getprofile", "gettrace"):
         if hasattr(threading, name):
             seen[("threading", "set" + name[3:])] = id(getattr(threading, name)())
