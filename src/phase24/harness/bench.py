@@ -147,7 +147,8 @@ def run_bench(op: Op, impls: dict, dtypes: list[str], shapes: list[tuple], progr
             dst = torch.empty_like(src)
             t = times(lambda: dst.copy_(src))
             same_size.append({"dtype": dtname, **sizes, **t,
-                              "pct_copy": round(100 * nbytes / t["us"] / 1e3 / copy, 1)})
+                              "pct_copy": round(100 * nbytes / t["us"] / 1e3 / copy, 1),
+                              "gbps": round(2 * src.nbytes / t["us"] / 1e3, 1)})
             inputs = dst = src = None  # freed before the next shape
             torch.cuda.empty_cache()
     return {
