@@ -71,7 +71,7 @@ other_gpu=$(ls tests/test_*_gpu.py | grep -v -e /test_gemm_ -e /test_grader_gpu 
 triton_kernels="(triton or big_rows) and not (test_triton_gpu and not every_rung and not unaligned)"
 
 declare -A STEP_LIMITS=([build]=300 [doctor]=60 [hello]=60 [tests-triton]=240 [tests-triton-situations]=330
-                        [tests-cuda]=420 [planted]=420 [grader]=300 [tests-gemm]=300
+                        [tests-cuda]=420 [planted]=420 [grader]=540 [tests-gemm]=300
                         [sanitize-gemm-memcheck]=120 [sanitize-gemm-synccheck]=120
                         [sanitize-gemm-racecheck]=240 [tune-gemm-cuda]=240 [tune-gemm-triton]=420
                         [bench-gemm]=240 [bench-gemm-rungs]=240 [tune-gemm-decode-f32]=220 [tune-gemm-decode-bf16]=220 [tune-gemm-v9]=200 [tune-gemm-v10]=200 [tune-gemm-v3]=200 [tune-gemm-v8]=240 [tune-gemm-v11]=240
@@ -235,7 +235,8 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               step learner-bench-gemm "$py" -m phase24 bench gemm --file labs/solutions/my_gemm_v3.cu \
                   --dtype float32
               step learner-profile "$py" -m phase24 profile gemm --file labs/solutions/my_gemm_v3.cu
-              mkdir -p "$out/profiles" && cp out/profiles/*.md out/profiles/*.json "$out/profiles/"
+              mkdir -p "$out/profiles" && cp out/profiles/*.md out/profiles/*.json \
+                  out/profiles/*.ncu-rep.xz labs/starters/my_profile.md "$out/profiles/"
               git checkout -- labs/starters/my_profile.md 2>/dev/null  # profile --file started it
               for op in softmax gemm; do
                   step "learner-dod-$op" "$py" -m phase24 dod "$op" \

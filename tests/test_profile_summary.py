@@ -44,3 +44,39 @@ def test_every_recorded_summary_is_in_the_summarys_units():
         if "[Kbyte" in read and s["shared_bytes_per_block"]:
             assert s["shared_bytes_per_block"] >= 1000, path
             assert f"{s['shared_bytes_per_block']:.0f} B |" in path.with_suffix(".md").read_text()
+
+
+DETAILS = """\
+  gemm_f32 (4096, 1, 1)x(512, 1, 1), Context 1, Stream 7, Device 0, CC 9.0
+    Section: GPU Speed Of Light Throughput
+    ----------------------- ----------- ------------
+    Metric Name             Metric Unit Metric Value
+    ----------------------- ----------- ------------
+    Duration                         ms         7.90
+    ----------------------- ----------- ------------
+
+    INF   This workload is utilizing greater than 80.0% of the available compute or memory
+          performance of the device. To further improve performance, work will likely need to be
+          shifted from the most utilized to another unit.
+
+    Section: Memory Workload Analysis
+    OPT   Est. Speedup: 71.44%
+          The memory access pattern for shared loads might not be optimal and causes on average a
+          4.0 - way bank conflict across all 268435456 shared load requests.
+    OPT   Est. Local Speedup: 11.46%
+          One or more warps are waiting on a barrier.
+    Memory Throughput                 %        88.50
+"""
+
+
+def test_each_rule_message_is_whole():
+    """A rule's message runs over several lines; the summary kept only its first ("Est. Speedup:
+    71.44%" and not what would speed up)."""
+    assert profile.guidance(DETAILS) == [
+        "INF This workload is utilizing greater than 80.0% of the available compute or memory "
+        "performance of the device. To further improve performance, work will likely need to be "
+        "shifted from the most utilized to another unit.",
+        "OPT Est. Speedup: 71.44% The memory access pattern for shared loads might not be optimal "
+        "and causes on average a 4.0 - way bank conflict across all 268435456 shared load "
+        "requests.",
+        "OPT Est. Local Speedup: 11.46% One or more warps are waiting on a barrier."]

@@ -193,9 +193,27 @@ def summarise(rep: Path) -> dict:
             stalls[m.group(1)] = v
     out["top_stalls"] = sorted(stalls.items(), key=lambda kv: -kv[1])[:5]
     details = _ncu_import(rep, "--page", "details", "--print-details", "all")
-    out["guidance"] = [ln.strip() for ln in details.splitlines()
-                       if re.match(r"\s*(OPT|WRN|INF)\s", ln) or "Est." in ln][:30]
+    out["guidance"] = guidance(details)[:30]
     return out
+
+
+RULE = re.compile(r"(\s*)(OPT|WRN|INF)\s+\S")
+
+
+def guidance(details: str) -> list[str]:
+    """ncu's rule messages, one string each: a message starts at its OPT, WRN or INF and goes on
+    over the lines indented past that word, up to a blank line or the next message."""
+    found, indent = [], None
+    for line in details.splitlines():
+        start = RULE.match(line)
+        if start:
+            found.append(" ".join(line.split()))
+            indent = len(start.group(1))
+        elif indent is not None and line.strip() and len(line) - len(line.lstrip()) > indent:
+            found[-1] += " " + " ".join(line.split())
+        else:
+            indent = None
+    return found
 
 
 def resummarise(op_name: str, folder: Path) -> list[dict]:
