@@ -9,7 +9,8 @@
 #          grader tests-gemm sanitize-gemm tune-gemm tune-gemm-v3 tune-gemm-v8 tune-gemm-v9
 #          tune-gemm-v10 tune-gemm-v11
 #          tune-gemm-decode
-#          bench-gemm bench-gemm-rungs profile-gemm profile-gemm-f32 profile-gemm-bf16 learner
+#          bench-gemm bench-gemm-rungs bench-gemm-prompts profile-gemm profile-gemm-f32
+#          profile-gemm-bf16 learner
 #          (default: all but tune, tune-triton, sanitize-new and sanitize-triton, which sanitize
 #          runs too; sanitize-new is sanitize without the racecheck of the older CUDA rungs,
 #          sanitize-race-v0-v9 that racecheck alone)
@@ -35,6 +36,8 @@
 #          profile-gemm (Nsight Compute: profile-gemm-f32, the naive rung, v2, v3, v7 and cuBLAS in
 #          float32 at 4096^3; profile-gemm-bf16, v8 to v11 and cuBLAS in bfloat16 at 4096^3, v8, v10,
 #          v11 and cuBLAS at 8192^3).
+#   bench-gemm-prompts: the shapes the GEMM labs' prompts name that no run recorded yet, one
+#          bench per group of rungs (OUTDIR/gemm-prompts/).
 #   learner: the Definition of Done's GPU items on the crossing rungs' solutions: bench --file of
 #          softmax v3 and GEMM v3 at the plan's representative shapes (their history in
 #          OUTDIR/history/), profile --file of GEMM v3 (OUTDIR/profiles/), dod on both paths, and
@@ -124,6 +127,11 @@ tune_cuda() {  # tune_cuda RUNG DTYPE: time one rung in DTYPE, every other entry
     cuda_run=$run
     "$py" scripts/tune.py gemm cuda --from "$run" src/phase24/gemm/cuda/tuned_configs.json
     cp src/phase24/gemm/cuda/tuned_configs.json "$out/"
+}
+prompt() {  # prompt NAME SHAPES DTYPE [IMPL...]: one bench of bench-gemm-prompts (every rung if none)
+    local name=$1 shapes=$2 dtype=$3; shift 3
+    step "bench-gemm-prompts-$name" "$py" -m phase24 bench gemm ${*:+--impl "$@"} \
+        --shapes "$shapes" --dtype "$dtype" --out "$out/gemm-prompts/$name"
 }
 run_step() {  # run_step STEP: one of the steps listed at the top
     local s=$1 t
@@ -229,6 +237,15 @@ run_step() {  # run_step STEP: one of the steps listed at the top
                   --out "$out/gemm-profiles" ;;
     bench-gemm-rungs) step bench-gemm-rungs "$py" -m phase24 bench gemm \
                   --shapes 4096x4096x4096,16x4096x4096,64x11008x4096 --out "$out/gemm-rungs" ;;
+    bench-gemm-prompts) # the shapes the GEMM labs' prompts name that no run recorded yet
+              # (until this step has run on the card, the prompts ask only for recorded ones)
+              prompt every-1024 1024x1024x1024 float32
+              prompt simt-2048 2048x2048x2048 float32 cublas cuda-naive cuda-v1 cuda-v2
+              prompt odd-k 4096x4096x4097 float32 cublas cuda-v4 cuda-v5
+              prompt simt-8192 8192x8192x8192,4096x11008x4096 float32 cublas cuda-v5 cuda-v6 cuda-v7
+              prompt triton-8192 8192x8192x8192,4096x11008x4096,64x11008x4096 float32 cublas \
+                  triton-naive triton-v1 triton-v2
+              prompt decode 1x4096x4096 bfloat16 cublas triton-v1 triton-v3 ;;
     learner)  export PHASE24_HISTORY="$out/history"
               step learner-bench-softmax "$py" -m phase24 bench softmax --file \
                   labs/solutions/my_softmax_v3.cu --dtype float32 --shapes 65536x4096,2097152x128
