@@ -4,11 +4,16 @@
 # environment .venv; after this script, the pages' commands run in a shell where it is active:
 #   source .venv/bin/activate   (once per shell)
 #
-# * On a machine whose python3 already has torch with CUDA and triton (the H200 image, which has
-#   no network), nothing is installed: .venv is made over that python3, seeing its packages,
-#   with this repository's src/ on its path (a .pth file).
+# * On a machine whose python3 already has torch with CUDA and triton (the GPU image this lab is
+#   tested on, which has no network), nothing is installed: .venv is made over that python3,
+#   seeing its packages, with this repository's src/ on its path (a .pth file).
 # * On Linux elsewhere, .venv gets, in this order:
-#   1. the CPU build of torch, asked for by its local version (torch==2.13.0+cpu), from a wheel
+#   1. torch. Where nvidia-smi reports a GPU (a rented machine with a plain Python), the GPU
+#      image's torch, 2.11.0, in its CUDA 13.0 build from PyPI with the Triton it requires
+#      (3.6.0, the lab's pin) and NVIDIA's libraries: gigabytes. That build needs a driver for
+#      CUDA 13.0 or newer (nvidia-smi's "CUDA Version"; drivers 580 and later), as do the kernels
+#      nvcc 13.0 builds; an older driver gets one line saying so and nothing installed.
+#      Elsewhere the CPU build, asked for by its local version (torch==2.13.0+cpu), from a wheel
 #      on this machine's disk where pip's find-links has one, else from PyTorch's own CPU wheel
 #      index. A bare torch requirement would get PyPI's CUDA build (gigabytes, and a Triton of its
 #      own that conflicts with the lab's pin); the CPU build requires no Triton.
@@ -22,12 +27,16 @@
 #   It says what it installs and how big before it starts, and a line at least every 15 s.
 # * On macOS and Windows it says what runs there and stops (Triton has no wheels for either).
 #
-# --plan: print the install commands (nvcc's where none is found), then stop (tests/test_setup.py).
+# --plan: print the route chosen and why, and the install commands (nvcc's where none is
+# found), then stop (tests/test_setup.py).
 set -euo pipefail
 root=$(cd -P "$(dirname "$0")/.." && pwd -P)
 cd "$root"
 
-TORCH=2.13.0
+TORCH=2.13.0       # the CPU build's
+TORCH_GPU=2.11.0   # the GPU image's: its CUDA 13.0 build on PyPI requires triton==3.6.0
+CUDA_GPU=13.0      # the CUDA that build and nvcc's wheels need the driver to support
+CUDA_CORE=1.2.0    # the GPU image's cuda.core
 CPU_INDEX=https://download.pytorch.org/whl/cpu
 NVCC_WHEELS=("nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-nvvm==13.0.*"
              "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-cccl==13.0.*")
@@ -49,8 +58,26 @@ case "$(uname -s)" in
         exit 1 ;;
 esac
 
-if [ "${1:-}" != --plan ] && { [ "${PHASE24_SYSTEM_PYTHON:-}" = 1 ] ||
-        python3 -c 'import torch, triton, torch.cuda; assert torch.cuda.is_available()' 2>/dev/null; }; then
+# The route: "image" (python3 has torch with CUDA: install nothing), "gpu" (nvidia-smi reports a
+# GPU: torch's CUDA build), "cpu"; $why says what decided it.
+route=cpu why="nvidia-smi reports no GPU here: torch's CPU build"
+if [ "${PHASE24_SYSTEM_PYTHON:-}" = 1 ] ||
+        python3 -c 'import torch, triton, torch.cuda; assert torch.cuda.is_available()' 2>/dev/null; then
+    route=image why="python3 has torch with CUDA and triton: nothing to install"
+elif gpus=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) &&
+        [ -n "$gpus" ]; then
+    cuda=$(nvidia-smi 2>/dev/null | grep -o 'CUDA Version: *[0-9][0-9.]*' | grep -o '[0-9][0-9.]*$' | head -n 1)
+    gpu="${gpus%%$'\n'*} (name, driver), CUDA ${cuda:-unknown}"
+    if [ -z "$cuda" ] || ! printf '%s\n%s\n' "$CUDA_GPU" "$cuda" | sort -C -V; then
+        say "nvidia-smi reports $gpu: torch $TORCH_GPU's CUDA build and nvcc $CUDA_GPU's kernels"
+        say "need a driver for CUDA $CUDA_GPU or newer (580 or later). Update the NVIDIA driver, or use"
+        say "an image whose python3 has torch with CUDA (this script then installs nothing)."
+        exit 1
+    fi
+    route=gpu why="nvidia-smi reports $gpu: torch $TORCH_GPU's CUDA $CUDA_GPU build"
+fi
+
+if [ "${1:-}" != --plan ] && [ "$route" = image ]; then
     if ! .venv/bin/python -c 'import torch, triton, phase24' 2>/dev/null; then
         rm -rf .venv
         python3 -m venv --system-site-packages --without-pip .venv >&2
@@ -105,7 +132,9 @@ compile_bytecode() { .venv/bin/python -m compileall -q "$@" || true; }
 stamp=.venv/.phase24-installed
 nvcc_stamp=.venv/.phase24-nvcc  # "installed" or why it is not; delete it to try again
 install=0
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "${1:-}" = --plan ]; then
+installed_route=$(cat "$stamp" 2>/dev/null || true)  # the route the stamp's install took
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "${1:-}" = --plan ] ||
+        [ "${installed_route:-cpu}" != "$route" ]; then
     install=1
 fi
 want_nvcc=0
@@ -124,7 +153,11 @@ if [ "$install" = 1 ] || [ "$want_nvcc" = 1 ]; then
     fi
 fi
 
-if [ "$install" = 1 ]; then
+if [ "$install" = 1 ] && [ "$route" = gpu ]; then
+    # cuda-core: the lab loads its CUDA C kernels through it (bridge/launch.py)
+    torch_cmd=("${pip[@]}" install "torch==$TORCH_GPU" "cuda-core==$CUDA_CORE" --no-compile)
+    torch_from="PyPI (with triton 3.6.0, cuda-core and NVIDIA's libraries)"
+elif [ "$install" = 1 ]; then
     # The CPU build from this machine's disk when pip's find-links has it, else PyTorch's index.
     if "${pip[@]}" install --dry-run --ignore-installed --no-index --no-deps -q "torch==$TORCH+cpu" >/dev/null 2>&1; then
         torch_cmd=("${pip[@]}" install "torch==$TORCH+cpu" --no-compile)
@@ -140,6 +173,11 @@ fi
 nvcc_cmd=("${pip[@]}" install --retries 1 --timeout 30 "${NVCC_WHEELS[@]}")
 
 if [ "${1:-}" = --plan ]; then
+    echo "route: $route"
+    echo "why: $why"
+    if [ "$route" = image ]; then
+        exit 0
+    fi
     echo "torch: ${torch_cmd[*]}"
     echo "lab: ${lab_cmd[*]}"
     echo "nvcc: ${nvcc_cmd[*]}"
@@ -149,7 +187,12 @@ fi
 
 if [ "$install" = 1 ]; then
     say "installing into .venv (Python $(.venv/bin/python -c 'import platform; print(platform.python_version())')):"
-    say "  torch $TORCH, its CPU build, from $torch_from: about 190 MB to download, 750 MB on disk"
+    if [ "$route" = gpu ]; then
+        say "  torch $TORCH_GPU, its CUDA $CUDA_GPU build, from $torch_from: about 3 GB to download,"
+        say "  6 GB on disk ($why)"
+    else
+        say "  torch $TORCH, its CPU build, from $torch_from: about 190 MB to download, 750 MB on disk"
+    fi
     say "  triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs: about 260 MB, 1 GB on disk"
     if [ "$want_nvcc" = 1 ]; then
         say "  nvcc 13.0 from NVIDIA's Python wheels (no nvcc on this machine): about 105 MB, 270 MB on disk"
@@ -157,14 +200,14 @@ if [ "$install" = 1 ]; then
     say "a few minutes on a fast connection; a line at least every 15 s"
     step "[1/4] pip itself" "${pip[@]}" install --upgrade pip ||
         say "    (pip was not upgraded; going on with $("${pip[@]}" --version | cut -d' ' -f1-2))"
-    step "[2/4] torch $TORCH (CPU build)" "${torch_cmd[@]}"
+    step "[2/4] torch ($route build)" "${torch_cmd[@]}"
     site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     compile_bytecode "$site/torch" > /dev/null 2>&1 &  # on the core that pip leaves idle
     compiling=$!
     step "[3/4] the lab: triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs" "${lab_cmd[@]}"
     wait "$compiling" || true
     step "[4/4] the installed modules' bytecode, on every core" compile_bytecode "$site" -j 0
-    touch "$stamp"
+    echo "$route" > "$stamp"
 fi
 
 if [ "$want_nvcc" = 1 ]; then

@@ -27,13 +27,14 @@ CPU_TORCH_REQUIRES = ["filelock", "typing-extensions>=4.10.0", "setuptools>=77.0
                       "sympy>=1.13.3", "networkx>=2.5.1", "jinja2", "fsspec>=0.8.5"]
 
 
-def plan(env: dict[str, str] | None = None) -> dict[str, list[str]]:
-    """setup.sh's install commands, as it would run them in this environment."""
+def plan(env: dict[str, str] | None = None) -> dict:
+    """setup.sh's route and why (strings) and its install commands (argument lists), as it would
+    run them in this environment."""
     proc = subprocess.run(["bash", "scripts/setup.sh", "--plan"], cwd=ROOT, capture_output=True,
                           text=True, timeout=300, env=env or no_config())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = dict(line.split(": ", 1) for line in proc.stdout.splitlines())
-    return {k: shlex.split(v) for k, v in lines.items()}
+    return {k: v if k in ("route", "why") else shlex.split(v) for k, v in lines.items()}
 
 
 def no_config() -> dict[str, str]:
@@ -164,3 +165,76 @@ def test_without_nvcc_the_main_job_skips_the_build_and_says_so(monkeypatch, caps
     assert "No nvcc here: skipped the kernels' builds and ptxas reports" in flat, flat
     assert "1 of 1 steps passed; no GPU here" in flat and flat.rstrip().endswith(
         "(scripts/setup.sh installs NVIDIA's nvcc wheels where pip can reach them)"), flat
+
+
+SMI = """#!/bin/sh
+case "$*" in
+  *--query-gpu*) {query} ;;
+  *) echo "| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    CUDA Version: {cuda}     |" ;;
+esac
+"""
+
+
+def stand_ins(tmp_path: Path, smi: str | None = None, cuda: str = "13.0",
+              image: bool = False) -> dict[str, str]:
+    """An environment whose PATH has a stand-in nvidia-smi (``smi``: what its GPU query prints,
+    or None for none) and, with ``image``, a python3 whose torch "has CUDA" (the GPU image)."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir(exist_ok=True)
+    if smi is not None:
+        query = f'echo "{smi}"' if smi else 'echo "No devices were found"; exit 6'
+        (bin_ / "nvidia-smi").write_text(SMI.format(query=query, cuda=cuda))
+    if image:
+        (bin_ / "python3").write_text(f'#!/bin/sh\ncase "$*" in *torch.cuda*) exit 0 ;; esac\n'
+                                      f'exec {sys.executable} "$@"\n')
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    env = no_config()
+    return {**env, "PATH": f"{bin_}:{env['PATH']}"}
+
+
+def plan_text(env: dict[str, str]) -> tuple[int, str]:
+    proc = subprocess.run(["bash", "scripts/setup.sh", "--plan"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env=env)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_a_gpu_that_nvidia_smi_reports_gets_torchs_cuda_build(tmp_path):
+    """A rented machine: a driver, a GPU, a plain Python. The GPU image's torch in its CUDA build
+    from PyPI (it requires the lab's triton 3.6.0) and cuda-core, which loads the CUDA C kernels."""
+    p = plan(stand_ins(tmp_path, "NVIDIA H100 80GB HBM3, 580.95.05"))
+    assert p["route"] == "gpu", p
+    assert p["why"] == ("nvidia-smi reports NVIDIA H100 80GB HBM3, 580.95.05 (name, "
+                                  "driver), CUDA 13.0: torch 2.11.0's CUDA 13.0 build"), p
+    assert pip_args(p["torch"]) == ["torch==2.11.0", "cuda-core==1.2.0", "--no-compile"], p
+
+
+@pytest.mark.parametrize("smi", [None, ""], ids=["no nvidia-smi", "nvidia-smi, no GPU"])
+def test_without_a_gpu_the_plan_is_the_cpu_build(tmp_path, smi):
+    p = plan(stand_ins(tmp_path, smi))
+    assert p["route"] == "cpu" and pip_args(p["torch"])[0] == "torch==2.13.0+cpu", p
+
+
+def test_a_driver_too_old_for_cuda_13_is_one_message_and_nothing_installed(tmp_path):
+    rc, out = plan_text(stand_ins(tmp_path, "NVIDIA H100 80GB HBM3, 550.54.15", cuda="12.4"))
+    flat = " ".join(out.split())
+    assert rc == 1 and "need a driver for CUDA 13.0 or newer (580 or later)" in flat, out
+    assert "Traceback" not in out and "torch:" not in out, out
+
+
+def test_a_gpu_image_with_torch_installs_nothing(tmp_path):
+    p = plan(stand_ins(tmp_path, "NVIDIA H100 80GB HBM3, 580.95.05", image=True))
+    assert p == {"route": "image",
+                 "why": "python3 has torch with CUDA and triton: nothing to install"}, p
+
+
+def test_the_gpu_builds_command_resolves_from_pypi_with_triton_360(tmp_path):
+    """The GPU route's torch command and the lab's, from PyPI alone: torch 2.11.0 with the
+    lab's triton 3.6.0 (torch 2.13.0's CUDA build requires 3.7.1, which the lab's pin refuses)."""
+    if not reachable("pypi.org"):
+        pytest.skip("cannot check here: pypi.org is not reachable from this machine")
+    p = plan(stand_ins(tmp_path, "NVIDIA H100 80GB HBM3, 580.95.05"))
+    args = [a for a in pip_args(p["torch"]) if a != "--no-compile"] + ["-e", ".[dev,docs]"]
+    got = {m["name"].lower(): m["version"] for m in resolve(args, tmp_path)}
+    assert got["torch"] == "2.11.0" and got["triton"] == "3.6.0", got
+    assert got["cuda-core"] == "1.2.0" and "nvidia-cuda-runtime" in got, got
