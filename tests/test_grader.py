@@ -78,6 +78,20 @@ def test_a_planted_triton_file_gets_its_verdict(name, verdict, counts):
     assert f"{counts[0]} passed, {counts[1]} failed (seed 11;" in out, out
 
 
+@pytest.mark.parametrize("name,said", [
+    # it pops the guard's dispatch mode around its torch.softmax: the profiler records the
+    # operator below any mode (core/witness.py)
+    ("leaves_the_mode.py", "softmax_rows ran aten::_softmax outside your kernels, where the "
+                           "guard could not see it"),
+    # NumPy over ctypes arrays laid on the tensors' memory: the audit hook (core/guard.py)
+    ("reads_by_address.py", "softmax_rows reached memory by its address (ctypes)"),
+], ids=["steps out of the mode", "memory by address"])
+def test_a_file_that_computes_around_the_guard_is_seen(name, said):
+    rc, out = grade(name, *SOME)
+    assert rc == 1 and said in " ".join(out.split()), out
+    assert "2 passed, 3 failed (seed 11;" in out, out
+
+
 @pytest.mark.parametrize("name,args,verdict,counts", [
     # its kernel takes rows of up to 1024 values: these cases' rows are longer
     ("fallback_long_rows.py", ("--case", "409"), r"aten\._softmax\.default computed outside your "
@@ -171,9 +185,9 @@ def test_the_cuda_starter_names_what_it_defines(tmp_path):
 
 
 def test_only_the_files_kernels_and_fills_may_run_in_its_call():
-    """What the profiler's witness accepts (harness/learner_py.foreign_kernels): the file's
+    """What the profiler's witness accepts (core/witness.foreign_kernels): the file's
     @triton.jit kernels by name, torch's fills of scratch; anything else is named."""
-    from phase24.harness.learner_py import foreign_kernels
+    from phase24.core.witness import foreign_kernels
 
     own = {"row_softmax", "copy_rows"}
     fills = ["void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "

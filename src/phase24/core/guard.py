@@ -26,21 +26,31 @@ clone, _to_copy), set_ and fills of any tensor are allowed too, and numpy/thread
 refused; arithmetic still is (a learner's autotune hook runs there; in the interpreter so does
 a kernel's body, which is Python).
 
+Outside the launcher, the Python audit events of memory reached by its address
+(``ctypes.cdata``: ``from_address``), of a library or symbol loaded (``ctypes.dlopen``,
+``ctypes.dlsym``) and of a process started (``subprocess.Popen``, ``os.system``, ``os.exec``,
+``os.fork``, ``os.posix_spawn``) raise ComputedOutsideKernels too (an audit hook, which Python
+cannot remove once added).
+
 The guard is per thread (as dispatch modes are) and covers what goes through torch's
-dispatcher: raw memory reached through a data_ptr (ctypes), another process, or code that pops
-the mode or patches this module in the same process are beyond it.
+dispatcher and those events: memory reached through a data_ptr without them (``ctypes.cast``,
+NumPy's ``__array_interface__``), a foreign function loaded before the call, or code that pops
+the mode (core/witness.py's profiler sees its operators) or patches this module are beyond it.
+On a GPU the tensors' memory is the device's, where host code of that kind cannot compute.
 """
 
 from __future__ import annotations
 
 import _thread
 import contextlib
+import sys
 import threading
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from phase24.core.outputs import storage_bytes
+from phase24.core.witness import LAUNCH
 
 aten = torch.ops.aten
 
@@ -56,6 +66,9 @@ _METADATA = {aten.sym_size, aten.sym_stride, aten.sym_numel, aten.sym_storage_of
 _SCRATCH = {aten.fill_.Scalar, aten.zero_.default} | {getattr(aten.set_, o)
                                                        for o in aten.set_.overloads()}
 _LAUNCHER = {aten.copy_, aten.clone, aten._to_copy, aten.set_, aten.fill_, aten.zero_}
+
+# what may run in a checked call by its operator's name alone (core/witness.py's rules)
+ALLOWED_PACKETS = _ALLOCATE | _METADATA | {aten.fill_, aten.zero_, aten.set_}
 
 _LEAVE_TORCH = ("numpy", "tolist", "__array__", "__dlpack__")
 _local = threading.local()  # .guard: the guard active in this thread, if any
@@ -78,7 +91,8 @@ def launching():
         return
     guard._launching += 1
     try:
-        yield
+        with torch.profiler.record_function(LAUNCH):  # the witness's range (core/witness.py)
+            yield
     finally:
         guard._launching -= 1
 
@@ -110,6 +124,7 @@ class ComputeGuard(TorchDispatchMode):
         if _active() is not None:
             raise RuntimeError("a ComputeGuard is already active in this thread")
         self._threads = threading.active_count()
+        _audited()
         _local.guard = self
         self._patch()
         return super().__enter__()
@@ -164,6 +179,8 @@ class ComputeGuard(TorchDispatchMode):
     def refusal(self, func, args) -> str:
         """Why ``func`` may not run now ('' when it may)."""
         packet = func.overloadpacket
+        if func.namespace == "profiler":  # the witness's ranges (record_function)
+            return ""
         if packet in _ALLOCATE and not func._schema.is_mutable:
             return ""
         if func.is_view or packet in _METADATA:
@@ -201,3 +218,30 @@ def _refusing_thread(start):
         return start(*args, **kwargs)
 
     return refuse
+
+
+# audit events that leave torch outside a launcher: memory by address, libraries, processes
+_AUDITED = {"ctypes.cdata": "reached memory by its address (ctypes)",
+            "ctypes.cdata/buffer": "reached memory through a buffer (ctypes)",
+            "ctypes.dlopen": "loaded a library", "ctypes.dlsym": "looked up a foreign function",
+            "ctypes.dlsym/handle": "looked up a foreign function",
+            "subprocess.Popen": "started a process", "os.system": "started a process",
+            "os.exec": "started a process", "os.fork": "forked", "os.forkpty": "forked",
+            "os.posix_spawn": "started a process"}
+_hook: list = []  # the audit hook, once added (Python cannot remove it)
+
+
+def _audited() -> None:
+    """Add the audit hook once per process; it acts only while a guard is active."""
+    if _hook:
+        return
+
+    def hook(event, args):
+        what = _AUDITED.get(event)
+        guard = _active() if what else None
+        if guard is not None and not guard._launching:
+            guard._violate(f"{guard.who} {what} ({event}): the values must not leave torch to "
+                           "be computed elsewhere; compute in your kernels")
+
+    _hook.append(hook)
+    sys.addaudithook(hook)

@@ -13,10 +13,12 @@ allocate, take views and fill scratch there (its launcher may copy), so a file t
 kernel but computes with torch (torch.matmul past some size, a copy into the output) fails
 naming the operator; so does one that starts a thread, leaves one running, returns a tensor
 other than its output, or changes the class of its arguments. Importing the file must leave no
-thread running. On a GPU, while it is checked (not while it is timed), each call also runs under
-torch's profiler, and every kernel the GPU ran during it must be one of the file's (or a fill
-of scratch): work that never passes torch's dispatcher, such as a CUDA graph of torch.softmax
-captured at import and replayed, shows there as a kernel that is not the file's.
+thread running. While it is checked (not while it is timed), each call also runs under torch's
+profiler (core/witness.py), which records operators below any dispatch mode: one that computed
+outside the file's launches (a file that stepped out of the guard's mode) fails naming it. On a
+GPU every kernel the GPU ran during the call must be one of the file's (or a fill of scratch):
+work that never passes torch's dispatcher, such as a CUDA graph of torch.softmax captured at
+import and replayed, shows there as a kernel that is not the file's.
 
 Without a GPU the file's kernels run in Triton's interpreter: ``@triton.jit`` decides when the
 file is imported whether its kernels are compiled or interpreted, and core/triton_mode.py
@@ -41,6 +43,7 @@ import torch
 
 from phase24.core.guard import ComputedOutsideKernels, ComputeGuard, launching
 from phase24.core.triton_mode import INTERPRETED, interpreted
+from phase24.core.witness import WitnessError, foreign_kernels, witnessed
 
 
 class LearnerFileError(ValueError):
@@ -138,41 +141,12 @@ def _function(module, path: Path, abi: PyAbi) -> Callable:
     return fn
 
 
-# Kernels torch may run inside a learner's call: fills of scratch it allocates (torch.zeros).
-ALLOWED = re.compile(r"FillFunctor|^Memset")
-
-
-def foreign_kernels(ran: list[str], own: set[str]) -> list[str]:
-    """The kernels of ``ran`` (names the profiler gives) that are neither the file's (``own``:
-    its @triton.jit functions' names, which Triton gives its kernels) nor an allowed fill."""
-    return [k for k in dict.fromkeys(ran)
-            if not ALLOWED.search(k) and k not in own and not any(k.startswith(o + "_")
-                                                                  for o in own)]
-
-
-def _gpu_kernels(run: Callable[[], object]) -> tuple[object, list[str] | None]:
-    """``run()``'s result and the names of the kernels the GPU ran meanwhile (None where the
-    profiler cannot start: another one is running)."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-
-    try:
-        prof = profile(activities=[ProfilerActivity.CUDA], acc_events=True)  # no warning
-        prof.__enter__()
-    except RuntimeError:
-        return run(), None
-    try:
-        result = run()
-        torch.cuda.synchronize()
-    finally:
-        prof.__exit__(None, None, None)
-    return result, [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
-
-
 def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., None]:
     """Import the learner's .py file; return its ABI function wrapped in the launch check, the
     compute guard and the checks of its arguments and result (the module's docstring);
-    ``witness``: and the profiler's list of kernels (on a GPU, while checking)."""
+    ``witness`` (while checking, not while timing): and under torch's profiler, which must
+    see no operator computing outside the file's launches and, on a GPU, no kernel that is not
+    the file's (core/witness.py)."""
     path = Path(path)
     if not path.is_file():
         raise LearnerFileError(f"{path}: no such file")
@@ -182,7 +156,7 @@ def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., N
     fn = _function(module, path, abi)
     launched, own = count_launches(module, path, abi)
     out_name = abi.params[-1]
-    witness = witness and torch.cuda.is_available() and not INTERPRETED
+    gpu = torch.cuda.is_available() and not INTERPRETED
 
     def guarded(*args):
         with ComputeGuard(abi.function), interpreted() if INTERPRETED else nullcontext():
@@ -192,14 +166,21 @@ def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., N
         before = launched()
         try:
             if witness:
-                result, ran = _gpu_kernels(lambda: guarded(*args))
-                foreign = foreign_kernels(ran or [], own)
+                result, ops, ran = witnessed(lambda: guarded(*args), gpu)
+                if ops:
+                    raise LearnerFileError(
+                        f"{abi.function} ran {ops[0]} outside your kernels, where the guard "
+                        "could not see it (torch's profiler did): the result must come from "
+                        "your own kernels")
+                foreign = foreign_kernels(ran, own)
                 if foreign:
                     raise LearnerFileError(
                         f"{abi.function} ran the kernel {foreign[0]}, which is not one of "
                         f"{path.name}'s: the result must come from your own kernels")
             else:
                 result = guarded(*args)
+        except WitnessError as err:
+            raise LearnerFileError(str(err)) from None
         except ComputedOutsideKernels as err:
             if launched() == before:
                 raise LearnerFileError(f"no Triton kernel of {path.name} ran, and {err}") from None

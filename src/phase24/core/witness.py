@@ -1,0 +1,133 @@
+"""torch's profiler as a witness of a checked call: the operators it ran and the GPU's kernels.
+
+core/guard.py's ComputeGuard is a Python dispatch mode, and Python code can step out of it
+(``torch.utils._python_dispatch._disable_current_modes()`` pops it for a block). The profiler
+records operators where torch's dispatcher enters them, below any mode, so what the guard did
+not see it still sees. ``witnessed(run, cuda)`` runs ``run()`` under the profiler and returns
+its result, the operators that computed outside a kernel launch (``foreign_ops``) and, with
+``cuda``, the kernels the GPU ran (``foreign_kernels`` says which of those are not the file's).
+
+A kernel launcher (the wrapper of each of the file's kernels, under ``guard.launching()``)
+runs inside a ``phase24::launch`` range: Triton's interpreter copies arguments there, its
+autotuner clones them; the operators inside it are the launcher's, not the file's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+
+import torch
+
+LAUNCH = "phase24::launch"  # the profiler's range around a kernel launcher
+
+
+class WitnessError(RuntimeError):
+    """The profiler could not watch the call (another one runs, or it was stopped)."""
+
+
+def _allowed(name: str) -> bool:
+    """Whether the operator ``ns::op`` that the profiler names may run in a checked call: an
+    allocation, a view, a metadata read, a fill of scratch (the guard's rules), or one that only
+    decomposes into other operators, which the profiler records too. A name that is no operator
+    (a range someone labelled) is not an operator's work."""
+    from phase24.core import guard
+
+    ns, sep, op = name.partition("::")
+    if not sep or ns == "profiler":
+        return True
+    try:
+        packet = getattr(getattr(torch.ops, ns), op.partition(".")[0])
+    except (AttributeError, RuntimeError):
+        return True
+    if packet in guard.ALLOWED_PACKETS:
+        return True
+    return any(_view_or_composite(packet, o) for o in packet.overloads())
+
+
+def _view_or_composite(packet, name: str) -> bool:
+    try:  # an overload torch lists may not be registered (aten::copy_.Tensor)
+        o = getattr(packet, name)
+        return o.is_view or o.has_kernel_for_dispatch_key(
+            torch._C.DispatchKey.CompositeImplicitAutograd)
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def foreign_ops(events) -> list[str]:
+    """The operators of ``events`` (the profiler's) run outside every launcher's range that
+    the rules above do not allow, each name once."""
+    found = []
+    for e in events:
+        parent, inside = e.cpu_parent, False
+        while parent is not None and not inside:
+            inside, parent = parent.name == LAUNCH, parent.cpu_parent
+        if not inside and e.name != LAUNCH and not _allowed(e.name):
+            found.append(e.name)
+    return list(dict.fromkeys(found))
+
+
+# Kernels torch may run inside a learner's call: fills of scratch it allocates (torch.zeros).
+ALLOWED_KERNELS = re.compile(r"FillFunctor|^Memset")
+
+
+def foreign_kernels(ran: list[str], own: set[str]) -> list[str]:
+    """The kernels of ``ran`` (names the profiler gives) that are neither the file's (``own``:
+    its @triton.jit functions' names, which Triton gives its kernels) nor an allowed fill."""
+    return [k for k in dict.fromkeys(ran)
+            if not ALLOWED_KERNELS.search(k) and k not in own
+            and not any(k.startswith(o + "_") for o in own)]
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """The profiler's own start and stop lines (Kineto's) kept off the learner's output."""
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _stop(prof, error) -> None:
+    """Stop the profiler; a failure to is ``error``'s (None: the call's own error goes on)."""
+    try:
+        with _quiet_stderr():
+            prof.__exit__(None, None, None)
+    except RuntimeError as err:
+        if error is not None:
+            raise error(f"the profiler that watches each checked call was stopped during it "
+                        f"({err}): a file must not stop torch's profiler") from None
+
+
+def witnessed(run, cuda: bool):
+    """``(run(), foreign operators, names of the GPU's kernels or [])``; WitnessError if the
+    profiler cannot watch the whole call."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    prof = profile(activities=activities, acc_events=True)
+    try:
+        with _quiet_stderr():
+            prof.__enter__()
+    except RuntimeError as err:
+        raise WitnessError(f"the profiler that watches each checked call could not start ({err}); "
+                           "a file must not run torch's profiler itself") from None
+    try:
+        result = run()
+        if cuda:
+            torch.cuda.synchronize()
+    except BaseException:
+        _stop(prof, None)
+        raise
+    _stop(prof, WitnessError)
+    events = prof.events()
+    kernels = [e.name for e in events if e.device_type == DeviceType.CUDA] if cuda else []
+    return result, foreign_ops([e for e in events if e.device_type == DeviceType.CPU]), kernels
