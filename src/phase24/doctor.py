@@ -33,6 +33,19 @@ def _ncu_counters() -> str:
     return "yes" if "gpu__time_duration" in text else f"no: {text.strip().splitlines()[-1][:100]}"
 
 
+def _triton_launch() -> str:
+    """Which launch the softmax Triton rungs' repeat calls take on this Triton."""
+    import triton
+
+    from phase24.softmax.triton.common import KNOWN_TRITON, REPLAY_KNOWN
+
+    if REPLAY_KNOWN:
+        return f"direct: Triton {triton.__version__}'s launcher, called with the bound arguments"
+    return (f"Triton's own kernel[grid] on every call: the direct launch knows Triton "
+            f"{', '.join(v + 'x' for v in KNOWN_TRITON)}, not {triton.__version__} (slower per "
+            "call, the same results)")
+
+
 def report(check_ncu: bool = True) -> list[tuple[str, str]]:
     import torch
 
@@ -95,6 +108,8 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
         ("Triton kernels", ("works on the GPU" if gpu else
                             "in Triton's interpreter, nothing to set (small shapes)")
          if triton else "NO: triton is not installed"),
+        ("Triton launches (softmax)", ("" if gpu else "on a GPU: ") + _triton_launch()
+         if triton else "-"),
         ("thread-block clusters (cuda-v5)", "works" if gpu and _any_clusters() else
          "no (needs Hopper, sm_90)"),
         ("a decided call (cuda, triton)", _fastcall() if gpu else "no GPU: nothing to launch"),
