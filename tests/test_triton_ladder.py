@@ -346,14 +346,17 @@ def test_replay_passes_the_first_calls_arguments(monkeypatch):
 
 
 def test_replay_knows_this_triton():
-    # launch_compiled repeats the last lines of JITFunction.run of the Triton versions it knows:
-    # on any other version this fails (read jit.py's run and compiler.py's CompiledKernel again,
-    # then add the version to common.KNOWN_TRITON).
+    # launch_compiled repeats the last lines of JITFunction.run of the Triton versions it knows
+    # (common.KNOWN_TRITON); on those this reads them again. Any other version takes Triton's own
+    # kernel[grid] on every call instead (REPLAY_KNOWN is False, doctor says so); to give it the
+    # direct launch, read jit.py's run and compiler.py's CompiledKernel, then add the version.
     import triton
     from triton.compiler.compiler import CompiledKernel
     from triton.runtime.jit import JITFunction
 
-    assert triton.__version__.startswith(common.KNOWN_TRITON), triton.__version__
+    if not triton.__version__.startswith(common.KNOWN_TRITON):
+        assert not common.REPLAY_KNOWN, triton.__version__
+        return
     run = inspect.getsource(JITFunction.run)
     assert ("kernel.run(grid_0, grid_1, grid_2, stream, kernel.function, kernel.packed_metadata, "
             "launch_metadata,\n") in run

@@ -87,6 +87,34 @@ def install_interpreter_tf32() -> None:
     builder.create_dot = create_dot
 
 
+def install_interpreter_bool_masks() -> None:
+    """Let the interpreter take a mask made with ``&`` or ``|`` (Triton 3.9's interpreter holds
+    those as int32, then refuses them as masks: "mask has unsupported dtype"): each load's and
+    store's mask is read as booleans, as the compiler reads an i1. Idempotent."""
+    import numpy as np
+    import triton.runtime.interpreter as interp
+
+    builder = interp.InterpreterBuilder
+    if getattr(builder.create_masked_load, "_phase24_bool", False):
+        return
+    load, store = builder.create_masked_load, builder.create_masked_store
+
+    def as_bool(mask):
+        if mask.data.dtype == np.bool_:
+            return mask
+        return interp.TensorHandle(mask.data.astype(np.bool_), mask.dtype)
+
+    def create_masked_load(self, ptrs, mask, other, *args, **kwargs):
+        return load(self, ptrs, as_bool(mask), other, *args, **kwargs)
+
+    def create_masked_store(self, ptrs, value, mask, *args, **kwargs):
+        return store(self, ptrs, value, as_bool(mask), *args, **kwargs)
+
+    create_masked_load._phase24_bool = True
+    builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
+
+
 if INTERPRETED:
     install_interpreter_numpy_fix()
     install_interpreter_tf32()
+    install_interpreter_bool_masks()

@@ -28,6 +28,10 @@ from phase24.softmax.triton.common import (DEADLINE_NS, LOG2E, Launch, Plan, cdi
 from phase24.softmax.triton.v3_lagged import (end_of_launch, launch_tag, load_words, now, publish,
                                               published, stop_if_late, unpack)
 
+# One copy of 16-byte pieces into shared memory, in flight until waited for (cp.async): Triton 3.9
+# names it async_load, 3.6 async_copy_global_to_shared, with the same arguments.
+async_load = getattr(cp, "async_load", None) or cp.async_copy_global_to_shared
+
 
 # --8<-- [start:helpers]
 @gluon.jit
@@ -111,8 +115,8 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
         item = pid + j * nprog
         row = item // S
         start = (item - row * S) * SEG
-        cp.async_copy_global_to_shared(ring.index(j), x_ptr + row.to(gl.int64) * stride_x + start
-                                       + cols, mask=(start + lead < N) & (item < total))
+        async_load(ring.index(j), x_ptr + row.to(gl.int64) * stride_x + start
+                   + cols, mask=(start + lead < N) & (item < total))
         cp.commit_group()
     for k in range(0, gl.cdiv(total - pid, nprog) + LAG):
         item = pid + k * nprog
@@ -123,9 +127,9 @@ def ring_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, S, DEADLINE,
         nxt = item + AHEAD * nprog
         nrow = nxt // S
         nstart = (nxt - nrow * S) * SEG
-        cp.async_copy_global_to_shared(ring.index((k + AHEAD) % STAGES),
-                                       x_ptr + nrow.to(gl.int64) * stride_x + nstart + cols,
-                                       mask=(nstart + lead < N) & (nxt < total))
+        async_load(ring.index((k + AHEAD) % STAGES),
+                   x_ptr + nrow.to(gl.int64) * stride_x + nstart + cols,
+                   mask=(nstart + lead < N) & (nxt < total))
         cp.commit_group()
         cp.wait_group(AHEAD)  # this step's chunk has landed (the AHEAD younger ones may not)
         # 1. This step's chunk: (max, sum of exp), published.

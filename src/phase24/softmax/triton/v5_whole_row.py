@@ -26,7 +26,8 @@ from phase24.softmax.triton import common, parts, v4_ring
 from phase24.softmax.triton.common import DEADLINE_NS, LOG2E, Launch, Plan, cdiv, fallback
 from phase24.softmax.triton.v3_lagged import (end_of_launch, launch_tag, load_words, publish,
                                               unpack)
-from phase24.softmax.triton.v4_ring import chunk_layout, chunk_offsets, combine, wait_for_words
+from phase24.softmax.triton.v4_ring import (async_load, chunk_layout, chunk_offsets, combine,
+                                            wait_for_words)
 
 MAX_SPLIT = 32           # a warp's lanes read a group's words
 SLICE_BYTES = 32 * 1024  # the slice a program of a group holds, for the default configuration
@@ -62,9 +63,9 @@ def whole_row_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, DEADLINE,
     for h in gl.static_range(HELD):
         row = first + h * groups
         for c in gl.static_range(NCH):
-            cp.async_copy_global_to_shared(bufs.index(h * NCH + c),
-                                           x_ptr + row.to(gl.int64) * stride_x + start + c * SEG
-                                           + cols, mask=(start + c * SEG + lead < N) & (row < M))
+            async_load(bufs.index(h * NCH + c),
+                       x_ptr + row.to(gl.int64) * stride_x + start + c * SEG
+                       + cols, mask=(start + c * SEG + lead < N) & (row < M))
             cp.commit_group()
     m_row = gl.full([], float("-inf"), gl.float32)
     s_row = gl.zeros([], gl.float32)
@@ -102,10 +103,10 @@ def whole_row_kernel(x_ptr, out_ptr, ws_ptr, M, N, stride_x, DEADLINE,
                 y = gl.exp2((x - m_row) * LOG2E) * inv
                 gl.store(out_ptr + row.to(gl.int64) * N + start + c * SEG + cols,
                          y.to(out_ptr.dtype.element_ty), mask=start + c * SEG + lead < N)
-                cp.async_copy_global_to_shared(bufs.index(buf + c),
-                                               x_ptr + nrow.to(gl.int64) * stride_x + start
-                                               + c * SEG + cols,
-                                               mask=(start + c * SEG + lead < N) & (nrow < M))
+                async_load(bufs.index(buf + c),
+                           x_ptr + nrow.to(gl.int64) * stride_x + start
+                           + c * SEG + cols,
+                           mask=(start + c * SEG + lead < N) & (nrow < M))
                 cp.commit_group()
     cp.wait_group(0)
     if SPLIT > 1:
