@@ -37,6 +37,7 @@ TORCH=2.13.0       # the CPU build's
 TORCH_GPU=2.11.0   # the GPU image's: its CUDA 13.0 build on PyPI requires triton==3.6.0
 CUDA_GPU=13.0      # the CUDA that build and nvcc's wheels need the driver to support
 CUDA_CORE=1.2.0    # the GPU image's cuda.core
+TRITON=3.6.0       # the GPU image's, which its torch requires; its interpreter runs on a CPU
 CPU_INDEX=https://download.pytorch.org/whl/cpu
 NVCC_WHEELS=("nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-nvvm==13.0.*"
              "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-cccl==13.0.*")
@@ -156,7 +157,7 @@ fi
 if [ "$install" = 1 ] && [ "$route" = gpu ]; then
     # cuda-core: the lab loads its CUDA C kernels through it (bridge/launch.py)
     torch_cmd=("${pip[@]}" install "torch==$TORCH_GPU" "cuda-core==$CUDA_CORE" --no-compile)
-    torch_from="PyPI (with triton 3.6.0, cuda-core and NVIDIA's libraries)"
+    torch_from="PyPI (with triton $TRITON, cuda-core and NVIDIA's libraries)"
 elif [ "$install" = 1 ]; then
     # The CPU build from this machine's disk when pip's find-links has it, else PyTorch's index.
     if "${pip[@]}" install --dry-run --ignore-installed --no-index --no-deps -q "torch==$TORCH+cpu" >/dev/null 2>&1; then
@@ -168,7 +169,7 @@ elif [ "$install" = 1 ]; then
     fi
     # --no-compile: pip compiles every module it installs to bytecode one at a time, half of each
     # install's time; compile_bytecode does it on every core, torch's while pip installs the lab.
-    lab_cmd=("${pip[@]}" install -e ".[dev,docs]" --no-compile)
+    lab_cmd=("${pip[@]}" install -e ".[dev,docs]" "triton==$TRITON" --no-compile)
 fi
 nvcc_cmd=("${pip[@]}" install --retries 1 --timeout 30 "${NVCC_WHEELS[@]}")
 
@@ -193,7 +194,7 @@ if [ "$install" = 1 ]; then
     else
         say "  torch $TORCH, its CPU build, from $torch_from: about 190 MB to download, 750 MB on disk"
     fi
-    say "  triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs: about 260 MB, 1 GB on disk"
+    say "  triton $TRITON, numpy, rich, matplotlib, pytest (+ xdist), mkdocs: about 260 MB, 1 GB on disk"
     if [ "$want_nvcc" = 1 ]; then
         say "  nvcc 13.0 from NVIDIA's Python wheels (no nvcc on this machine): about 105 MB, 270 MB on disk"
     fi
@@ -204,7 +205,7 @@ if [ "$install" = 1 ]; then
     site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     compile_bytecode "$site/torch" > /dev/null 2>&1 &  # on the core that pip leaves idle
     compiling=$!
-    step "[3/4] the lab: triton 3.6.0, numpy, rich, matplotlib, pytest (+ xdist), mkdocs" "${lab_cmd[@]}"
+    step "[3/4] the lab: triton $TRITON, numpy, rich, matplotlib, pytest (+ xdist), mkdocs" "${lab_cmd[@]}"
     wait "$compiling" || true
     step "[4/4] the installed modules' bytecode, on every core" compile_bytecode "$site" -j 0
     echo "$route" > "$stamp"

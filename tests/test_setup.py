@@ -69,7 +69,7 @@ def test_the_plan_asks_for_the_cpu_build():
     p = plan()  # no pip configuration, so no local wheel folder: PyTorch's CPU index
     assert pip_args(p["torch"]) == ["torch==2.13.0+cpu", "--extra-index-url",
                                     "https://download.pytorch.org/whl/cpu", "--no-compile"], p["torch"]
-    assert pip_args(p["lab"]) == ["-e", ".[dev,docs]", "--no-compile"]
+    assert pip_args(p["lab"]) == ["-e", ".[dev,docs]", "triton==3.6.0", "--no-compile"]
     assert all(a.startswith("nvidia-") for a in pip_args(p["nvcc"]) if not a.startswith("-")
                and not a[0].isdigit())
 
@@ -230,7 +230,7 @@ def test_a_gpu_image_with_torch_installs_nothing(tmp_path):
 
 def test_the_gpu_builds_command_resolves_from_pypi_with_triton_360(tmp_path):
     """The GPU route's torch command and the lab's, from PyPI alone: torch 2.11.0 with the
-    lab's triton 3.6.0 (torch 2.13.0's CUDA build requires 3.7.1, which the lab's pin refuses)."""
+    lab's triton 3.6.0, the tested pair (torch 2.13.0's CUDA build would bring 3.7.1)."""
     if not reachable("pypi.org"):
         pytest.skip("cannot check here: pypi.org is not reachable from this machine")
     p = plan(stand_ins(tmp_path, "NVIDIA H100 80GB HBM3, 580.95.05"))
