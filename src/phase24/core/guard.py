@@ -50,7 +50,6 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from phase24.core.outputs import storage_bytes
-from phase24.core.witness import LAUNCH
 
 aten = torch.ops.aten
 
@@ -71,6 +70,7 @@ _LAUNCHER = {aten.copy_, aten.clone, aten._to_copy, aten.set_, aten.fill_, aten.
 ALLOWED_PACKETS = _ALLOCATE | _METADATA | {aten.fill_, aten.zero_, aten.set_}
 
 _LEAVE_TORCH = ("numpy", "tolist", "__array__", "__dlpack__")
+LAUNCH = "phase24::launch"  # the profiler's range around a kernel launcher (core/witness.py)
 _local = threading.local()  # .guard: the guard active in this thread, if any
 
 

@@ -21,7 +21,7 @@ import sys
 
 import torch
 
-LAUNCH = "phase24::launch"  # the profiler's range around a kernel launcher
+from phase24.core.guard import ALLOWED_PACKETS, LAUNCH
 
 
 class WitnessError(RuntimeError):
@@ -33,8 +33,6 @@ def _allowed(name: str) -> bool:
     allocation, a view, a metadata read, a fill of scratch (the guard's rules), or one that only
     decomposes into other operators, which the profiler records too. A name that is no operator
     (a range someone labelled) is not an operator's work."""
-    from phase24.core import guard
-
     ns, sep, op = name.partition("::")
     if not sep or ns == "profiler":
         return True
@@ -42,7 +40,7 @@ def _allowed(name: str) -> bool:
         packet = getattr(getattr(torch.ops, ns), op.partition(".")[0])
     except (AttributeError, RuntimeError):
         return True
-    if packet in guard.ALLOWED_PACKETS:
+    if packet in ALLOWED_PACKETS:
         return True
     return any(_view_or_composite(packet, o) for o in packet.overloads())
 
