@@ -183,7 +183,8 @@ BUGS = [
         "const uint32_t to_a = as + (ra * BK + ca * 8) * 2;",
         ("tests/test_gemm_cuda_gpu.py::test_every_case[cuda-v8-torch.bfloat16]",), True),
     Bug("no-op-witness", "the profiler's operators of a learner's call are not read",
-        "src/phase24/core/witness.py", "if not inside and e.name != LAUNCH and not _allowed(e.name):",
+        "src/phase24/core/witness.py",
+        "if not inside and e.name != LAUNCH and not _allowed(e.name):",
         "if False:", ("tests/test_grader.py::test_a_file_that_computes_around_the_guard_is_seen"
                       "[steps out of the mode]",), False),
     Bug("no-audit-hook", "the guard adds no audit hook (memory by address, libraries, processes)",

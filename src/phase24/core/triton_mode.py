@@ -111,7 +111,8 @@ def install_interpreter_bool_masks() -> None:
         return store(self, ptrs, value, as_bool(mask), *args, **kwargs)
 
     create_masked_load._phase24_bool = True
-    builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
+    builder.create_masked_load = create_masked_load
+    builder.create_masked_store = create_masked_store
 
 
 if INTERPRETED:
