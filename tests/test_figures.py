@@ -42,12 +42,21 @@ ELSEWHERE = {
     ("theory/02-from-naive-to-tiled", "251 µs"): 2**30 / 4.273e12 * 1e6,
     ("theory/00-motivation", "251 µs"): 2**30 / 4.273e12 * 1e6,
     ("solutions/exercises", "2.8 µs"): 12 * 1000003 / 4.273e12 * 1e6,  # lab 00's vector add
+    # cuBLAS in the session that profiled v10 (its log), beside the other profiles' cuBLAS
+    ("solutions/profiles", "176.22 us"): "results/h200/gemm/profiles/profile-bf16-d9b8292.log",
+    ("solutions/profiles", "176.22 µs"): "results/h200/gemm/profiles/profile-bf16-d9b8292.log",
+    # the Hopper GEMM answers: v10 at 16 x 4096 x 4096, cuBLAS at 64 x 11008 x 4096 (bfloat16)
+    ("solutions/exercises", "21.79 µs"): "results/h200/gemm/gemm.json",
+    ("solutions/exercises", "33.8 µs"): "results/h200/gemm/gemm.json",
+    # cuBLAS's ncu duration as a share of v11's at 4096^3 (their profiles)
+    ("solutions/profiles", "89.3%"): 100 * 175.904 / 196.928,
 }
 
 # Pages that quote a tuner's run beside the benchmark's: page -> that run (under results/h200).
 TUNER_RUNS = {
     "lab/02-gemm-ladder": "gemm/tune-cuda-v3.json",
     "lab/03-gemm-triton": "gemm/tune-triton-decode-f32.json",
+    "solutions/profiles": "gemm/tune-cuda-v3.json",
 }
 
 

@@ -100,7 +100,7 @@ def install_interpreter_bool_masks() -> None:
     load, store = builder.create_masked_load, builder.create_masked_store
 
     def as_bool(mask):
-        if mask.data.dtype == np.bool_:
+        if not isinstance(mask.data, np.ndarray) or mask.data.dtype == np.bool_:
             return mask
         return interp.TensorHandle(mask.data.astype(np.bool_), mask.dtype)
 
