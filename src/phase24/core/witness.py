@@ -93,14 +93,15 @@ def _quiet_stderr():
         os.close(saved)
 
 
-def _stop(prof, error) -> None:
-    """Stop the profiler; a failure to is ``error``'s (None: the call's own error goes on)."""
+def _stop(prof, strict: bool) -> None:
+    """Stop the profiler; with ``strict``, a failure to is a WitnessError (without, the call's
+    own error goes on)."""
     try:
         with _quiet_stderr():
             prof.__exit__(None, None, None)
     except RuntimeError as err:
-        if error is not None:
-            raise error(f"the profiler that watches each checked call was stopped during it "
+        if strict:
+            raise WitnessError(f"the profiler that watches each checked call was stopped during it "
                         f"({err}): a file must not stop torch's profiler") from None
 
 
@@ -123,9 +124,9 @@ def witnessed(run, cuda: bool):
         if cuda:
             torch.cuda.synchronize()
     except BaseException:
-        _stop(prof, None)
+        _stop(prof, False)
         raise
-    _stop(prof, WitnessError)
+    _stop(prof, True)
     events = prof.events()
     kernels = [e.name for e in events if e.device_type == DeviceType.CUDA] if cuda else []
     return result, foreign_ops([e for e in events if e.device_type == DeviceType.CPU]), kernels

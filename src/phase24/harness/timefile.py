@@ -123,11 +123,8 @@ def show(op: Op, result: dict, name: str) -> None:
         "headline), gpu_us from a CUDA graph (L2 warm), loop_us a caller's time per call of "
         f"back-to-back calls (core/timing.py); beside {base} and a copy of the same bytes:")
 
-    def key(r):
-        return (r["dtype"], "x".join(str(r[f]) for f in op.shape_fields))
-
-    recs = {(r["impl"], *key(r)): r for r in result["records"]}
-    copies = {key(c): c for c in result["copy_same_size"]}
+    recs = {(r["impl"], *_key(op, r)): r for r in result["records"]}
+    copies = _copies(op, result)
     cols = Columns(["dtype", "shape", "us", "gpu_us", "loop_us", f"{base} us", "copy us",
                     f"vs {base}", "% copy"], [8, 11, 8, 8, 8, 8, 8, 8, 6],
                    right={"us", "gpu_us", "loop_us", f"{base} us", "copy us", f"vs {base}",
@@ -149,6 +146,16 @@ def show(op: Op, result: dict, name: str) -> None:
 FASTEST_VS_COPY = 110  # % of the copy: past it, the time is not a kernel's (a 10% margin)
 
 
+def _key(op: Op, r: dict) -> tuple[str, str]:
+    """A record's dtype and shape as the table writes them ("4096x4096x4096")."""
+    return r["dtype"], "x".join(str(r[f]) for f in op.shape_fields)
+
+
+def _copies(op: Op, result: dict) -> dict:
+    """The run's copy of each shape's bytes, by dtype and shape."""
+    return {_key(op, c): c for c in result["copy_same_size"]}
+
+
 def pct_of_copy(result: dict, record: dict, copy: dict) -> float:
     """The record's bandwidth (its least bytes over its time) as a % of the fastest copy of the
     run: the large copy timed first or the copy of this shape's bytes. A GPU shared with other
@@ -161,16 +168,14 @@ def impossible(op: Op, result: dict, name: str) -> list[str]:
     and write (each operation's least traffic: a softmax's input and output, a GEMM's A, B and
     C), timed in the same run; a cache of earlier results, or work done before the timer
     started, looks like this."""
-    def key(r):
-        return (r["dtype"], *(r[f] for f in op.shape_fields))
-
-    copies = {key(c): c for c in result["copy_same_size"]}
+    copies = _copies(op, result)
     unreal = []
     for r in result["records"]:
-        pct = pct_of_copy(result, r, copies.get(key(r), {}))
+        dtype, shape = _key(op, r)
+        pct = pct_of_copy(result, r, copies.get((dtype, shape), {}))
         if r["impl"] == name and pct > FASTEST_VS_COPY:
-            unreal.append(f"{r['dtype']} {'x'.join(str(r[f]) for f in op.shape_fields)}: "
-                          f"{pct:.0f}% of a copy of its least bytes, faster than a copy can be")
+            unreal.append(f"{dtype} {shape}: {pct:.0f}% of a copy of its least bytes, faster "
+                          "than a copy can be")
     return unreal
 
 
