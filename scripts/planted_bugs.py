@@ -184,9 +184,20 @@ BUGS = [
         ("tests/test_gemm_cuda_gpu.py::test_every_case[cuda-v8-torch.bfloat16]",), True),
     Bug("no-op-witness", "the profiler's operators of a learner's call are not read",
         "src/phase24/core/witness.py",
-        "if not inside and e.name != LAUNCH and not _allowed(e.name):",
-        "if False:", ("tests/test_grader.py::test_a_file_that_computes_around_the_guard_is_seen"
-                      "[steps out of the mode]",), False),
+        "        if not _allowed(e.name, any(r.name == LAUNCH for r in _ranges(e))):",
+        "        if False:", ("tests/test_grader.py::test_a_file_that_computes_around_the_guard_"
+                              "is_seen[steps out of the mode]",), False),
+    Bug("launch-range-hides-all", "inside a range named like the launchers' anything may run",
+        "src/phase24/core/witness.py",
+        "        if not _allowed(e.name, any(r.name == LAUNCH for r in _ranges(e))):",
+        "        if not any(r.name == LAUNCH for r in _ranges(e)) and not _allowed(e.name):",
+        ("tests/test_grader.py::test_a_file_that_computes_around_the_guard_is_seen"
+         "[forges the launch range]",), False),
+    Bug("no-stray-launches", "a kernel launched outside the file's launchers is not named",
+        "src/phase24/core/witness.py", "            found.extend([k.name for k in e.kernels] or "
+        "[e.name])", "            pass",
+        ("tests/test_grader_gpu.py::test_a_kernel_named_like_the_files_but_launched_elsewhere_"
+         "is_seen",), True),
     Bug("no-audit-hook", "the guard adds no audit hook (memory by address, libraries, processes)",
         "src/phase24/core/guard.py", "    sys.addaudithook(hook)", "    pass",
         ("tests/test_grader.py::test_a_file_that_computes_around_the_guard_is_seen"

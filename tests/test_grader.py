@@ -85,7 +85,13 @@ def test_a_planted_triton_file_gets_its_verdict(name, verdict, counts):
                            "guard could not see it"),
     # NumPy over ctypes arrays laid on the tensors' memory: the audit hook (core/guard.py)
     ("reads_by_address.py", "softmax_rows reached memory by its address (ctypes)"),
-], ids=["steps out of the mode", "memory by address"])
+    # its torch.softmax inside a range named like the launchers': there only copies may run
+    ("forges_the_launch_range.py", "softmax_rows ran aten::_softmax outside your kernels"),
+    # its namesake kernel, launched outside the grader's wrapper, copies its arguments to the
+    # host (the interpreter): refused outside a launcher (on a GPU: tests/test_grader_gpu.py)
+    ("launches_a_namesake.py", "aten.copy_.default computed outside your kernels"),
+], ids=["steps out of the mode", "memory by address", "forges the launch range",
+        "launches a namesake"])
 def test_a_file_that_computes_around_the_guard_is_seen(name, said):
     rc, out = grade(name, *SOME)
     assert rc == 1 and said in " ".join(out.split()), out
@@ -198,3 +204,45 @@ def test_only_the_files_kernels_and_fills_may_run_in_its_call():
     assert foreign_kernels(["copy_rows", torch_softmax, "copy_rows"], own) == [torch_softmax]
     assert foreign_kernels(["row_softmaxx"], own) == ["row_softmaxx"]
     assert foreign_kernels(["ampere_sgemm_128x64_nn"], own) == ["ampere_sgemm_128x64_nn"]
+
+
+class Event:
+    """A stand-in for an event of torch's profiler: its name, the range it ran in, whether
+    Python code labelled it (record_function), the kernels its launch call launched."""
+
+    def __init__(self, name, parent=None, labelled=False, kernels=()):
+        self.name, self.cpu_parent, self.is_user_annotation = name, parent, labelled
+        self.kernels = [type("Kernel", (), {"name": k})() for k in kernels]
+
+
+def test_the_launchers_range_lets_copies_through_and_hides_no_computing():
+    """core/witness.foreign_ops: inside a launcher's range (a labelled ``phase24::launch``,
+    which a file can open too) only the launcher's copies and fills, outside it not even
+    those; a labelled range is no operator, whatever its name."""
+    from phase24.core.guard import LAUNCH
+    from phase24.core.witness import foreign_ops
+
+    launch = Event(LAUNCH, labelled=True)
+    inside = [Event("aten::copy_", launch), Event("aten::clone", launch),
+              Event("aten::empty_strided", launch), Event("aten::zero_", launch)]
+    assert foreign_ops([launch, *inside]) == []
+    assert foreign_ops([Event("aten::copy_")]) == ["aten::copy_"]
+    assert foreign_ops([launch, Event("aten::_softmax", launch)]) == ["aten::_softmax"]
+    fake = Event("aten::fill_", labelled=True)
+    assert foreign_ops([fake, Event("aten::mm", fake)]) == ["aten::mm"]
+
+
+def test_a_kernel_launched_outside_the_launchers_is_a_stray():
+    """core/witness.stray_launches: a launch call must sit in a launcher's range or in an
+    operator (torch's fill of scratch); elsewhere its kernel is named, even under the name of
+    one of the file's kernels."""
+    from phase24.core.guard import LAUNCH
+    from phase24.core.witness import stray_launches
+
+    launch, fill = Event(LAUNCH, labelled=True), Event("aten::fill_")
+    ours = Event("cuLaunchKernelEx", Event("phase24::x", launch), kernels=["row_softmax"])
+    assert stray_launches([ours, Event("cudaLaunchKernel", fill, kernels=["FillFunctor"])]) == []
+    namesake = Event("cuLaunchKernelEx", Event("row", labelled=True), kernels=["row_softmax"])
+    assert stray_launches([ours, namesake]) == ["row_softmax"]
+    assert stray_launches([Event("cudaGraphLaunch", kernels=["a", "b"])]) == ["a", "b"]
+    assert stray_launches([Event("cudaLaunchKernel")]) == ["cudaLaunchKernel"]

@@ -115,7 +115,18 @@ def test_a_graph_of_torch_replayed_inside_the_call_is_seen_by_the_profiler():
     assert "UserWarning" not in out, out
 
 
+def test_a_kernel_named_like_the_files_but_launched_elsewhere_is_seen():
+    """Its own row_softmax does nothing; a row_softmax of another file computes, launched
+    outside the grader's wrapper of the file's kernels: the profiler's names match the file's,
+    the launch's place does not (core/witness.stray_launches)."""
+    rc, out = phase24("--file", str(FILES / "launches_a_namesake.py"), *SOME)
+    said = ("launched the kernel row_softmax from outside the launches of "
+            "launches_a_namesake.py's own kernels")
+    assert rc == 1 and said in " ".join(out.split()), out
+
+
 @pytest.mark.parametrize("name,verdict", [
+    ("forges_the_launch_range.py", r"ran aten::_softmax outside your kernels"),
     ("noop_then_torch.py", r"aten\._softmax\.default computed outside your kernels"),
     ("fallback_long_rows.py", r"aten\._softmax\.default computed outside your kernels"),
     ("caches_results.py", r"wrong on fresh inputs of the same"),

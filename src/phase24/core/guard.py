@@ -27,15 +27,16 @@ refused; arithmetic still is (a learner's autotune hook runs there; in the inter
 a kernel's body, which is Python).
 
 Outside the launcher, the Python audit events of memory reached by its address
-(``ctypes.cdata``: ``from_address``), of a library or symbol loaded (``ctypes.dlopen``,
-``ctypes.dlsym``) and of a process started (``subprocess.Popen``, ``os.system``, ``os.exec``,
-``os.fork``, ``os.posix_spawn``) raise ComputedOutsideKernels too (an audit hook, which Python
-cannot remove once added).
+(``ctypes.cdata``: ``from_address``; ``ctypes.string_at``), of a library or symbol loaded
+(``ctypes.dlopen``, ``ctypes.dlsym``) and of a process started (``subprocess.Popen``,
+``os.system``, ``os.exec``, ``os.fork``, ``os.posix_spawn``) raise ComputedOutsideKernels too
+(an audit hook, which Python cannot remove once added).
 
 The guard is per thread (as dispatch modes are) and covers what goes through torch's
-dispatcher and those events: memory reached through a data_ptr without them (``ctypes.cast``,
-NumPy's ``__array_interface__``), a foreign function loaded before the call, or code that pops
-the mode (core/witness.py's profiler sees its operators) or patches this module are beyond it.
+dispatcher and those events: memory reached through a data_ptr without them (``ctypes.cast``
+and its pointers, ``memmove``, NumPy's ``__array_interface__``: Python audits none of them), a
+foreign function loaded before the call, or code that pops the mode (core/witness.py's
+profiler sees its operators) or patches this module are beyond it.
 On a GPU the tensors' memory is the device's, where host code of that kind cannot compute.
 """
 
@@ -64,7 +65,7 @@ _METADATA = {aten.sym_size, aten.sym_stride, aten.sym_numel, aten.sym_storage_of
              torch.ops.prim.device, torch.ops.prim.layout}
 _SCRATCH = {aten.fill_.Scalar, aten.zero_.default} | {getattr(aten.set_, o)
                                                        for o in aten.set_.overloads()}
-_LAUNCHER = {aten.copy_, aten.clone, aten._to_copy, aten.set_, aten.fill_, aten.zero_}
+LAUNCHER_PACKETS = {aten.copy_, aten.clone, aten._to_copy, aten.set_, aten.fill_, aten.zero_}
 
 # what may run in a checked call by its operator's name alone (core/witness.py's rules)
 ALLOWED_PACKETS = _ALLOCATE | _METADATA | {aten.fill_, aten.zero_, aten.set_}
@@ -185,7 +186,7 @@ class ComputeGuard(TorchDispatchMode):
             return ""
         if func.is_view or packet in _METADATA:
             return ""
-        if self._launching and packet in _LAUNCHER:
+        if self._launching and packet in LAUNCHER_PACKETS:
             return ""
         if func in _SCRATCH:
             if args and self._is_scratch(args[0]):
@@ -223,6 +224,7 @@ def _refusing_thread(start):
 # audit events that leave torch outside a launcher: memory by address, libraries, processes
 _AUDITED = {"ctypes.cdata": "reached memory by its address (ctypes)",
             "ctypes.cdata/buffer": "reached memory through a buffer (ctypes)",
+            "ctypes.string_at": "reached memory by its address (ctypes)",
             "ctypes.dlopen": "loaded a library", "ctypes.dlsym": "looked up a foreign function",
             "ctypes.dlsym/handle": "looked up a foreign function",
             "subprocess.Popen": "started a process", "os.system": "started a process",

@@ -9,7 +9,11 @@ its result, the operators that computed outside a kernel launch (``foreign_ops``
 
 A kernel launcher (the wrapper of each of the file's kernels, under ``guard.launching()``)
 runs inside a ``phase24::launch`` range: Triton's interpreter copies arguments there, its
-autotuner clones them; the operators inside it are the launcher's, not the file's.
+autotuner clones and zeroes them. Inside it only the launcher's operators may run besides the
+rules' (copies, clones, fills: the guard's LAUNCHER_PACKETS), so a range of that name that the
+file opens itself hides no computing. On a GPU a kernel must also be launched from a launcher's
+range or an allowed operator (a fill): a kernel that bears the name of one of the file's but is
+launched from anywhere else is a stray (``stray_launches``).
 """
 
 from __future__ import annotations
@@ -21,18 +25,19 @@ import sys
 
 import torch
 
-from phase24.core.guard import ALLOWED_PACKETS, LAUNCH
+from phase24.core.guard import ALLOWED_PACKETS, LAUNCH, LAUNCHER_PACKETS
 
 
 class WitnessError(RuntimeError):
     """The profiler could not watch the call (another one runs, or it was stopped)."""
 
 
-def _allowed(name: str) -> bool:
+def _allowed(name: str, launching: bool = False) -> bool:
     """Whether the operator ``ns::op`` that the profiler names may run in a checked call: an
     allocation, a view, a metadata read, a fill of scratch (the guard's rules), or one that only
-    decomposes into other operators, which the profiler records too. A name that is no operator
-    (a range someone labelled) is not an operator's work."""
+    decomposes into other operators, which the profiler records too; with ``launching`` (inside
+    a launcher's range), a copy or a clone too. A name that is no operator is not an
+    operator's work."""
     ns, sep, op = name.partition("::")
     if not sep or ns == "profiler":
         return True
@@ -40,7 +45,7 @@ def _allowed(name: str) -> bool:
         packet = getattr(getattr(torch.ops, ns), op.partition(".")[0])
     except (AttributeError, RuntimeError):
         return True
-    if packet in ALLOWED_PACKETS:
+    if packet in ALLOWED_PACKETS or (launching and packet in LAUNCHER_PACKETS):
         return True
     return any(_view_or_composite(packet, o) for o in packet.overloads())
 
@@ -54,16 +59,47 @@ def _view_or_composite(packet, name: str) -> bool:
         return False
 
 
+def _ranges(event) -> list:
+    """The events that ``event`` (the profiler's) ran inside, nearest first."""
+    found, parent = [], event.cpu_parent
+    while parent is not None:
+        found.append(parent)
+        parent = parent.cpu_parent
+    return found
+
+
+def _is_op(event) -> bool:
+    """Whether the profiler's ``event`` is an operator torch's dispatcher entered (not a
+    range that Python code labelled, whatever its name)."""
+    return "::" in event.name and not getattr(event, "is_user_annotation", False)
+
+
 def foreign_ops(events) -> list[str]:
-    """The operators of ``events`` (the profiler's) run outside every launcher's range that
-    the rules above do not allow, each name once."""
+    """The operators of ``events`` (the profiler's CPU events) that the rules above do not
+    allow where they ran (inside a launcher's range or not), each name once."""
     found = []
     for e in events:
-        parent, inside = e.cpu_parent, False
-        while parent is not None and not inside:
-            inside, parent = parent.name == LAUNCH, parent.cpu_parent
-        if not inside and e.name != LAUNCH and not _allowed(e.name):
+        if e.name == LAUNCH or not _is_op(e):
+            continue
+        if not _allowed(e.name, any(r.name == LAUNCH for r in _ranges(e))):
             found.append(e.name)
+    return list(dict.fromkeys(found))
+
+
+# The host calls that launch kernels (runtime and driver APIs), as the profiler names them:
+# cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch, ...
+LAUNCH_CALLS = re.compile(r"^cu(da)?\w*Launch")
+
+
+def stray_launches(events) -> list[str]:
+    """The kernels of ``events`` (the profiler's CPU events, a launch call's kernels attached
+    to it) launched neither from a launcher's range nor from inside an operator (torch's fill
+    of scratch; an operator that is not allowed is named by foreign_ops), each name once."""
+    found = []
+    for e in events:
+        if LAUNCH_CALLS.match(e.name) and not any(r.name == LAUNCH or _is_op(r)
+                                                  for r in _ranges(e)):
+            found.extend([k.name for k in e.kernels] or [e.name])
     return list(dict.fromkeys(found))
 
 
@@ -106,8 +142,8 @@ def _stop(prof, strict: bool) -> None:
 
 
 def witnessed(run, cuda: bool):
-    """``(run(), foreign operators, names of the GPU's kernels or [])``; WitnessError if the
-    profiler cannot watch the whole call."""
+    """``(run(), foreign operators, names of the GPU's kernels, stray launches)`` (with no
+    ``cuda``, the last two empty); WitnessError if the profiler cannot watch the whole call."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
@@ -128,5 +164,6 @@ def witnessed(run, cuda: bool):
         raise
     _stop(prof, True)
     events = prof.events()
+    host = [e for e in events if e.device_type == DeviceType.CPU]
     kernels = [e.name for e in events if e.device_type == DeviceType.CUDA] if cuda else []
-    return result, foreign_ops([e for e in events if e.device_type == DeviceType.CPU]), kernels
+    return result, foreign_ops(host), kernels, stray_launches(host) if cuda else []

@@ -166,7 +166,7 @@ def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., N
         before = launched()
         try:
             if witness:
-                result, ops, ran = witnessed(lambda: guarded(*args), gpu)
+                result, ops, ran, strays = witnessed(lambda: guarded(*args), gpu)
                 if ops:
                     raise LearnerFileError(
                         f"{abi.function} ran {ops[0]} outside your kernels, where the guard "
@@ -177,6 +177,11 @@ def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., N
                     raise LearnerFileError(
                         f"{abi.function} ran the kernel {foreign[0]}, which is not one of "
                         f"{path.name}'s: the result must come from your own kernels")
+                if strays:
+                    raise LearnerFileError(
+                        f"{abi.function} launched the kernel {strays[0]} from outside the "
+                        f"launches of {path.name}'s own kernels (a kernel of the same name "
+                        "defined elsewhere is not yours): the result must come from them")
             else:
                 result = guarded(*args)
         except WitnessError as err:
