@@ -74,3 +74,12 @@ def test_a_file_that_keeps_results_by_address_is_flagged_and_not_recorded(tmp_pa
                         or "faster than a copy can be" in out), out
     history = tmp_path / "history" / "softmax.jsonl"
     assert not history.exists() or '"ok": true' not in history.read_text(), out
+
+
+def test_a_file_that_steps_out_only_on_the_timed_shapes_is_refused_and_not_recorded(tmp_path):
+    """It computes in its own kernel on the checker's cases and with torch.softmax, out of the
+    guard's mode, on the benchmark's large shapes: the profiler over the timing run sees it."""
+    rc, out = bench(FILES / "steps_out_when_big.py", tmp_path / "history")
+    flat = " ".join(out.split())
+    assert rc == 1 and "while timed, softmax_rows ran aten::_softmax outside your kernels" in flat, out
+    assert not (tmp_path / "history" / "softmax.jsonl").exists(), out

@@ -246,3 +246,25 @@ def test_a_kernel_launched_outside_the_launchers_is_a_stray():
     assert stray_launches([ours, namesake]) == ["row_softmax"]
     assert stray_launches([Event("cudaGraphLaunch", kernels=["a", "b"])]) == ["a", "b"]
     assert stray_launches([Event("cudaLaunchKernel")]) == ["cudaLaunchKernel"]
+
+
+def test_a_timing_runs_profiler_judges_each_call_of_the_file():
+    """core/witness.Watch, as `bench --file` runs it around the benchmark's loop (on a GPU; here
+    the interpreter runs the file's kernels): the calls of a file that steps out of the guard's
+    mode on large inputs only are judged when the run ends; the baseline's torch.softmax,
+    outside the file's calls, is not the file's; the profiler runs during every call."""
+    from phase24.core.witness import Watch
+    from phase24.softmax.learner_triton import load_learner_softmax
+
+    fn = load_learner_softmax(ROOT / "tests" / "learner_files" / "steps_out_when_big.py")
+    small, big = torch.randn(8, 100), torch.randn(2048, 2048)
+    with Watch(False) as watch:
+        torch.softmax(big, dim=-1)
+        fn(small)
+        assert torch.autograd.profiler._is_profiler_enabled
+    assert watch.verdict == ""
+    with Watch(False) as watch:
+        fn(small)
+        fn(big)
+    assert watch.verdict.startswith("softmax_rows ran aten::_softmax outside your kernels"), \
+        watch.verdict

@@ -14,6 +14,12 @@ rules' (copies, clones, fills: the guard's LAUNCHER_PACKETS), so a range of that
 file opens itself hides no computing. On a GPU a kernel must also be launched from a launcher's
 range or an allowed operator (a fill): a kernel that bears the name of one of the file's but is
 launched from anywhere else is a stray (``stray_launches``).
+
+While a file is timed (``bench --file``) the profiler does not start and stop at each call: one
+``Watch`` runs over the whole timing run, around the baseline's calls and the copy too, and each
+of the file's calls runs in a ``phase24::call`` range (``Watch.call``), judged by the same rules
+once the run ends. So a timed call is watched as a checked one is: a file cannot tell them apart
+by asking whether the profiler runs.
 """
 
 from __future__ import annotations
@@ -129,6 +135,22 @@ def _quiet_stderr():
         os.close(saved)
 
 
+def _start(cuda: bool):
+    """A started profiler (CPU activity, and the GPU's with ``cuda``); WitnessError if it
+    cannot start."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    prof = profile(activities=activities, acc_events=True)
+    try:
+        with _quiet_stderr():
+            prof.__enter__()
+    except RuntimeError as err:
+        raise WitnessError(f"the profiler that watches each checked call could not start ({err}); "
+                           "a file must not run torch's profiler itself") from None
+    return prof
+
+
 def _stop(prof, strict: bool) -> None:
     """Stop the profiler; with ``strict``, a failure to is a WitnessError (without, the call's
     own error goes on)."""
@@ -141,20 +163,34 @@ def _stop(prof, strict: bool) -> None:
                         f"({err}): a file must not stop torch's profiler") from None
 
 
+def _host(prof) -> list:
+    from torch.autograd import DeviceType
+
+    return [e for e in prof.events() if e.device_type == DeviceType.CPU]
+
+
+def judged(who: str, file: str, ops: list[str], foreign: list[str], strays: list[str]) -> str:
+    """The line that says what the call of ``who`` (the file's function) did first that only
+    its kernels may do ('' if nothing): an operator, a kernel not the file's, a stray launch."""
+    if ops:
+        return (f"{who} ran {ops[0]} outside your kernels, where the guard could not see it "
+                "(torch's profiler did): the result must come from your own kernels")
+    if foreign:
+        return (f"{who} ran the kernel {foreign[0]}, which is not one of {file}'s: the result "
+                "must come from your own kernels")
+    if strays:
+        return (f"{who} launched the kernel {strays[0]} from outside the launches of {file}'s "
+                "own kernels (a kernel of the same name defined elsewhere is not yours): the "
+                "result must come from them")
+    return ""
+
+
 def witnessed(run, cuda: bool):
     """``(run(), foreign operators, names of the GPU's kernels, stray launches)`` (with no
     ``cuda``, the last two empty); WitnessError if the profiler cannot watch the whole call."""
     from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
 
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    prof = profile(activities=activities, acc_events=True)
-    try:
-        with _quiet_stderr():
-            prof.__enter__()
-    except RuntimeError as err:
-        raise WitnessError(f"the profiler that watches each checked call could not start ({err}); "
-                           "a file must not run torch's profiler itself") from None
+    prof = _start(cuda)
     try:
         result = run()
         if cuda:
@@ -163,7 +199,59 @@ def witnessed(run, cuda: bool):
         _stop(prof, False)
         raise
     _stop(prof, True)
-    events = prof.events()
-    host = [e for e in events if e.device_type == DeviceType.CPU]
-    kernels = [e.name for e in events if e.device_type == DeviceType.CUDA] if cuda else []
+    host = _host(prof)
+    kernels = [e.name for e in prof.events() if e.device_type == DeviceType.CUDA] if cuda else []
     return result, foreign_ops(host), kernels, stray_launches(host) if cuda else []
+
+
+CALL = "phase24::call"  # the range around each timed call of a file (Watch.call)
+_watches: list = []  # the Watch running in this process, if any
+
+
+class Watch:
+    """One profiler over a timing run: ``with Watch(cuda) as w: ...``; inside, each timed call
+    of a file goes through ``Watch.call`` (``active()`` finds the watch); after the block,
+    ``w.verdict`` is judged()'s line for the first call that did what only its kernels may do."""
+
+    def __init__(self, cuda: bool):
+        self.cuda, self.verdict, self._files = cuda, "", {}
+
+    def __enter__(self):
+        self._prof = _start(self.cuda)
+        _watches.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _watches.remove(self)
+        if self.cuda and exc[0] is None:
+            torch.cuda.synchronize()
+        _stop(self._prof, exc[0] is None)
+        if exc[0] is None:
+            self.verdict = self._judge(_host(self._prof))
+        return False
+
+    def call(self, who: str, file: str, own: set[str], run):
+        """``run()``, a call of ``who`` (the function of ``file``, whose kernels are ``own``)."""
+        self._files[who, file] = own
+        with torch.profiler.record_function(f"{CALL}:{who}:{file}"):
+            return run()
+
+    def _judge(self, host) -> str:
+        calls: dict = {}
+        for e in host:
+            top = next((r for r in _ranges(e) if r.name.startswith(CALL + ":")), None)
+            if top is not None:
+                calls.setdefault(top.name, []).append(e)
+        for name, events in calls.items():
+            who, file = name[len(CALL) + 1:].split(":", 1)
+            ran = [k.name for e in events if LAUNCH_CALLS.match(e.name) for k in e.kernels]
+            line = judged(who, file, foreign_ops(events), foreign_kernels(
+                ran, self._files.get((who, file), set())), stray_launches(events))
+            if line:
+                return line
+        return ""
+
+
+def active() -> "Watch | None":
+    """The Watch running in this process (a timing run), if any."""
+    return _watches[-1] if _watches else None

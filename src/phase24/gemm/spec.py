@@ -120,7 +120,7 @@ def not_here(name: str) -> str | None:
 
 def learner(path: Path, timing: bool = False) -> tuple:
     """A learner's file as (matmul callable, notes [(text, failed)], dtypes it covers); a .py
-    file's kernels are witnessed by the profiler unless it is being timed."""
+    file's kernels are witnessed by the profiler (while timed, by the run's)."""
     if path.suffix == ".py":
         from phase24.gemm.learner_triton import load_learner_gemm
 

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from contextlib import nullcontext
 
 from phase24.harness.reaper import adopt_orphans, end_orphans
 from phase24.harness.serve import cuda_lost
@@ -322,15 +323,21 @@ def time_file(op, subjects: dict, dtypes: list[str], spec: dict, send, tampered)
     from phase24.harness.bench import run_bench
     from phase24.harness.check import short_error
 
+    import torch
+
+    from phase24.core.witness import Watch
+
     send(loaded=True)
-    try:
-        result = run_bench(op, subjects, dtypes, [tuple(s) for s in spec["shapes"]], peers={},
-                           on_shape=lambda line: send(line=line))
+    try:  # a Triton file's timed calls are watched by one profiler over the run (core/witness)
+        with Watch(torch.cuda.is_available()) if spec["file"].endswith(".py") else \
+                nullcontext() as watch:
+            result = run_bench(op, subjects, dtypes, [tuple(s) for s in spec["shapes"]],
+                               peers={}, on_shape=lambda line: send(line=line))
     except (Exception, KeyboardInterrupt) as err:  # the file's crash while timed: one line
         send(fatal=f"timing failed: {short_error(err)}")
         return 0
-    if tampered():
-        send(fatal=tampered())
+    if tampered() or (watch and watch.verdict):
+        send(fatal=tampered() or f"while timed, {watch.verdict}")
         return 0
     send(result=result)
     return 0

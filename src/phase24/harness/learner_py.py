@@ -13,12 +13,13 @@ allocate, take views and fill scratch there (its launcher may copy), so a file t
 kernel but computes with torch (torch.matmul past some size, a copy into the output) fails
 naming the operator; so does one that starts a thread, leaves one running, returns a tensor
 other than its output, or changes the class of its arguments. Importing the file must leave no
-thread running. While it is checked (not while it is timed), each call also runs under torch's
-profiler (core/witness.py), which records operators below any dispatch mode: one that computed
-outside the file's launches (a file that stepped out of the guard's mode) fails naming it. On a
-GPU every kernel the GPU ran during the call must be one of the file's (or a fill of scratch):
-work that never passes torch's dispatcher, such as a CUDA graph of torch.softmax captured at
-import and replayed, shows there as a kernel that is not the file's.
+thread running. Each call also runs under torch's profiler (core/witness.py: its own while
+checked, the timing run's while timed), which records operators below any dispatch mode: one
+that computed outside the file's launches (a file that stepped out of the guard's mode) fails
+naming it. On a GPU every kernel the GPU ran during the call must be one of the file's (or a
+fill of scratch), launched by the file's launchers: work that never passes torch's dispatcher,
+such as a CUDA graph of torch.softmax captured at import and replayed, shows there as a kernel
+that is not the file's.
 
 Without a GPU the file's kernels run in Triton's interpreter: ``@triton.jit`` decides when the
 file is imported whether its kernels are compiled or interpreted, and core/triton_mode.py
@@ -43,7 +44,7 @@ import torch
 
 from phase24.core.guard import ComputedOutsideKernels, ComputeGuard, launching
 from phase24.core.triton_mode import INTERPRETED, interpreted
-from phase24.core.witness import WitnessError, foreign_kernels, witnessed
+from phase24.core.witness import WitnessError, active, foreign_kernels, judged, witnessed
 
 
 class LearnerFileError(ValueError):
@@ -144,9 +145,9 @@ def _function(module, path: Path, abi: PyAbi) -> Callable:
 def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., None]:
     """Import the learner's .py file; return its ABI function wrapped in the launch check, the
     compute guard and the checks of its arguments and result (the module's docstring);
-    ``witness`` (while checking, not while timing): and under torch's profiler, which must
-    see no operator computing outside the file's launches and, on a GPU, no kernel that is not
-    the file's (core/witness.py)."""
+    ``witness`` (while checking): and under torch's profiler, which must see no operator
+    computing outside the file's launches and, on a GPU, no kernel that is not the file's
+    (core/witness.py); while a timing run's Watch is active, under that one instead."""
     path = Path(path)
     if not path.is_file():
         raise LearnerFileError(f"{path}: no such file")
@@ -165,23 +166,14 @@ def load(path: str | Path, abi: PyAbi, witness: bool = False) -> Callable[..., N
     def call(*args) -> None:
         before = launched()
         try:
-            if witness:
+            timing = active()
+            if timing is not None:  # the run's profiler judges the call when the run ends
+                result = timing.call(abi.function, path.name, own, lambda: guarded(*args))
+            elif witness:
                 result, ops, ran, strays = witnessed(lambda: guarded(*args), gpu)
-                if ops:
-                    raise LearnerFileError(
-                        f"{abi.function} ran {ops[0]} outside your kernels, where the guard "
-                        "could not see it (torch's profiler did): the result must come from "
-                        "your own kernels")
-                foreign = foreign_kernels(ran, own)
-                if foreign:
-                    raise LearnerFileError(
-                        f"{abi.function} ran the kernel {foreign[0]}, which is not one of "
-                        f"{path.name}'s: the result must come from your own kernels")
-                if strays:
-                    raise LearnerFileError(
-                        f"{abi.function} launched the kernel {strays[0]} from outside the "
-                        f"launches of {path.name}'s own kernels (a kernel of the same name "
-                        "defined elsewhere is not yours): the result must come from them")
+                line = judged(abi.function, path.name, ops, foreign_kernels(ran, own), strays)
+                if line:
+                    raise LearnerFileError(line)
             else:
                 result = guarded(*args)
         except WitnessError as err:

@@ -10,7 +10,10 @@ CUDA graph, ``loop_us`` of back-to-back calls). This process prints them, append
 learner's history (harness/history.py) and prints the best so far.
 
 A Triton file's calls run under the checker's guard (core/guard.py) while they are timed too, so
-that the times are those of its own kernels; the guard's host work counts in its ``loop_us``.
+that the times are those of its own kernels, and the whole run under one torch profiler
+(core/witness.Watch) that judges each of the file's calls as a checked call's is judged: a file
+that computed outside its kernels while timed gets no time. The guard's host work and the
+profiler's count in ``loop_us`` (the baseline's and the copy's too, which the profiler watches).
 """
 
 from __future__ import annotations

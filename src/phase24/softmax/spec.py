@@ -148,7 +148,7 @@ def not_here(name: str) -> str | None:
 
 def learner(path: Path, timing: bool = False) -> tuple:
     """A learner's file as (softmax callable, notes [(text, failed)], dtypes it covers); a .py
-    file's kernels are witnessed by the profiler unless it is being timed."""
+    file's kernels are witnessed by the profiler (while timed, by the run's)."""
     if path.suffix == ".py":
         from phase24.softmax.learner_triton import load_learner_softmax
 
