@@ -195,7 +195,8 @@ BUGS = [
          "[forges the launch range]",), False),
     Bug("timing-unwatched", "a timed call of a Triton file is not judged by the run's profiler",
         "src/phase24/harness/learner_py.py",
-        "                result = timing.call(abi.function, path.name, own, lambda: guarded(*args))",
+        "                result = timing.call(abi.function, path.name, own, lambda: "
+        "guarded(*args))",
         "                result = guarded(*args)",
         ("tests/test_grader.py::test_a_timing_runs_profiler_judges_each_call_of_the_file",),
         False),

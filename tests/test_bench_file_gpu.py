@@ -81,5 +81,6 @@ def test_a_file_that_steps_out_only_on_the_timed_shapes_is_refused_and_not_recor
     guard's mode, on the benchmark's large shapes: the profiler over the timing run sees it."""
     rc, out = bench(FILES / "steps_out_when_big.py", tmp_path / "history")
     flat = " ".join(out.split())
-    assert rc == 1 and "while timed, softmax_rows ran aten::_softmax outside your kernels" in flat, out
+    said = "while timed, softmax_rows ran aten::_softmax outside your kernels"
+    assert rc == 1 and said in flat, out
     assert not (tmp_path / "history" / "softmax.jsonl").exists(), out
