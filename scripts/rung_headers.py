@@ -105,12 +105,12 @@ def ladder_table(data: dict, lang: str = "en") -> str:
                      f"{few(f['bf16'][2])} |")
     if en:
         few_shapes = ", ".join(f"{m}x{n}" for m, n in FEW)
-        lines.append(f"\nFew rows: {few_shapes}. {data['gpu']}, {data['date'][:10]}, copy "
-                     f"{data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
+        lines.append(f"\nFew rows: {few_shapes}. {data['gpu']}, copy "
+                     f"{data['copy_gbps']:.0f} GB/s.")
     else:
         shapes = ", ".join(f"{m}{NBSP}×{NBSP}{n}" for m, n in FEW)
-        lines.append(f"\nPocas filas: {shapes}. {data['gpu']}, {data['date'][:10]}, copia "
-                     f"{data['copy_gbps']:.0f}{NBSP}GB/s (results/h200/{RUN.name}).")
+        lines.append(f"\nPocas filas: {shapes}. {data['gpu']}, copia "
+                     f"{data['copy_gbps']:.0f}{NBSP}GB/s.")
     return "\n".join(lines) + "\n"
 
 
@@ -151,13 +151,12 @@ def cuda_ladder_table(data: dict, lang: str = "en") -> str:
     shapes = ", ".join(f"{m}{x}{n}" for m, n in FEW)
     if lang == "en":
         lines.append(f"\nBulk sweep: N = 128 to 262144, 2^28 elements each (a rung hands rows beyond "
-                     f"its reach to v2). Few rows: {shapes}. {data['gpu']}, {data['date'][:10]}, "
-                     f"copy {data['copy_gbps']:.0f} GB/s (results/h200/{RUN.name}).")
+                     f"its reach to v2). Few rows: {shapes}. {data['gpu']}, "
+                     f"copy {data['copy_gbps']:.0f} GB/s.")
     else:
         lines.append(f"\nFormas grandes: N de 128 a 262144, 2^28 elementos cada una (un peldaño pasa "
                      f"a v2 las filas que no alcanza). Pocas filas: {shapes}. "
-                     f"{data['gpu']}, {data['date'][:10]}, copia {data['copy_gbps']:.0f}{NBSP}GB/s "
-                     f"(results/h200/{RUN.name}).")
+                     f"{data['gpu']}, copia {data['copy_gbps']:.0f}{NBSP}GB/s.")
     return "\n".join(lines) + "\n"
 
 
@@ -183,8 +182,7 @@ def minigpt_table_es(d: dict) -> str:
     lines += [f"| {k} | {v:,.0f} |".replace(",", NBSP) for k, v in d["tokens_per_s"].items()]
     lines.append(f"\n{c['n_layer']} capas, anchura {c['n_embd']}, {c['n_head']} cabezas, contexto "
                  f"{c['block_size']}, lote {d['batch_size']}, {d['dtype']}; {d['gpu']}, "
-                 f"{d['cpu_count']} núcleos de CPU, torch {d['torch']} "
-                 f"(results/h200/minigpt_speed.json).")
+                 f"{d['cpu_count']} núcleos de CPU, torch {d['torch']}.")
     return "\n".join(lines) + "\n"
 
 
@@ -213,9 +211,8 @@ def gemm_tables(path: Path) -> dict:
         return {}
     from phase24.gemm.tables import table_files
 
-    source = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
     return {path.parent / name: text
-            for name, text in table_files(json.loads(path.read_text()), source).items()}
+            for name, text in table_files(json.loads(path.read_text())).items()}
 
 
 def gemm_pages(path: Path, docs: Path = ROOT / "docs", rungs_path: Path = GEMM_RUNGS) -> dict:

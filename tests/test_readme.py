@@ -88,3 +88,16 @@ def test_results_markdown_prints_each_operations_own_tables():
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         assert done.stdout.startswith(first), done.stdout[:200]
     assert "`cublas`" in done.stdout and "square products" in done.stdout
+
+
+def test_the_tables_the_pages_include_name_no_date_and_no_file():
+    """A caption says what a table shows and on which GPU; where its numbers come from (the run,
+    its date, its file) is said once a page, in its note, not under every table."""
+    included = set()
+    for page in (ROOT / "docs").rglob("*.md"):
+        included |= set(re.findall(r'^[ \t]*--8<-- "(results/[^":]+\.md)', page.read_text(),
+                                   re.M))
+    assert len(included) > 10, included
+    for name in sorted(included):
+        text = (ROOT / name).read_text()
+        assert not re.search(r"\b20\d\d-\d\d-\d\d\b|results/\S+\.json", text), name

@@ -197,7 +197,7 @@ def cmd_results(args) -> int:
                 print(f"| {k} | {v:,.0f} |")
             print(f"\n{c['n_layer']} layers, width {c['n_embd']}, {c['n_head']} heads, context "
                   f"{c['block_size']}, batch {d['batch_size']}, {d['dtype']}; {d['gpu']}, "
-                  f"{d['cpu_count']} CPU cores, torch {d['torch']} ({f.relative_to(REPO)}).")
+                  f"{d['cpu_count']} CPU cores, torch {d['torch']}.")
         return 0
     from phase24.harness.report import recorded, show_recorded
 

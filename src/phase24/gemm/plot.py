@@ -39,7 +39,7 @@ def plot_bench(result: dict, path: Path) -> Path:
             ax.set_ylabel("TFLOP/s")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
-    fig.suptitle(f"GEMM on {result.get('gpu', '?')}, {result.get('date', '')[:10]}")
+    fig.suptitle(f"GEMM on {result.get('gpu', '?')}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -39,10 +39,10 @@ WORDS = {
 CAPTION = {
     "en": ("{what}: TFLOP/s and, in brackets, the percentage of cuBLAS (`cublas`, the same shape in "
            "the same run{tf32}). `-`: not timed on that shape (the JSON's `refused` list says why)."
-           "{roof} {gpu}, {date} ({source})."),
+           "{roof} {gpu}."),
     "es": ("{what}: TFLOP/s y, entre paréntesis, el porcentaje de cuBLAS (`cublas`, la misma forma "
            "en la misma ejecución{tf32}). `–`: sin medir en esa forma (la lista `refused` del JSON "
-           "dice por qué).{roof} {gpu}, {date} ({source})."),
+           "dice por qué).{roof} {gpu}."),
 }
 WHAT = {
     "en": {"squares": "{dtype}, square products M = N = K",
@@ -117,9 +117,9 @@ def _shape_head(shape: tuple[int, int, int], lang: str) -> str:
     return f"{m}³" if m == n == k else WORDS[lang]["x"].join(map(str, shape))
 
 
-def table(result: dict, dtype: str, group: str, lang: str = "en", source: str = RUN) -> str:
-    """One dtype's table for one group of shapes (module docstring), with its caption, which
-    names the run's file, ``source``."""
+def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
+    """One dtype's table for one group of shapes (module docstring), with its caption (the GPU;
+    the page's one note on where its numbers come from names the run)."""
     w = WORDS[lang]
     cols = shapes(result, dtype, group)
     if not cols:
@@ -151,19 +151,19 @@ def table(result: dict, dtype: str, group: str, lang: str = "en", source: str = 
     what = WHAT[lang][group].format(dtype=dtype)
     lines.append("\n" + CAPTION[lang].format(
         what=what, tf32=TF32[lang] if dtype == "float32" else "", roof=roof,
-        gpu=result.get("gpu", "?"), date=result.get("date", "")[:10], source=source))
+        gpu=result.get("gpu", "?")))
     return "\n".join(lines) + "\n"
 
 
-def table_files(result: dict, source: str = RUN) -> dict[str, str]:
-    """{file name: text} of every table of the run (in the file ``source``): ``<dtype>_<group>.md``
-    and its Spanish twin ``<dtype>_<group>.es.md``, for each dtype and group the run has."""
+def table_files(result: dict) -> dict[str, str]:
+    """{file name: text} of every table of the run: ``<dtype>_<group>.md`` and its Spanish twin
+    ``<dtype>_<group>.es.md``, for each dtype and group the run has."""
     out = {}
     for dtype in dict.fromkeys(r["dtype"] for r in result["records"]):
         for group in GROUPS:
             if shapes(result, dtype, group):
-                out[f"{dtype}_{group}.md"] = table(result, dtype, group, source=source)
-                out[f"{dtype}_{group}.es.md"] = table(result, dtype, group, "es", source)
+                out[f"{dtype}_{group}.md"] = table(result, dtype, group)
+                out[f"{dtype}_{group}.es.md"] = table(result, dtype, group, "es")
     return out
 
 
@@ -186,7 +186,7 @@ PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)<!--\s*results:\s*gemm\s+(?P<spec>
 SPEC = re.compile(r"^(?P<dtype>\w+)\s+(?P<groups>[\w ,]*?),\s+rows\s+(?P<rows>.*)$")
 INCLUDE_LINE = re.compile(r'^[ \t]*--8<-- "results/h200/gemm/[^"]+"[ \t]*$')
 MISSING = {"en": "Not in the recorded run: {names}; the command above times what is missing.",
-           "es": "No están en la ejecución registrada: {names}; el comando de arriba mide lo que "
+           "es": "No están en la ejecución registrada: {names}; la orden de arriba mide lo que "
                  "falta."}
 ROOFLINE_ROW = re.compile(r"^\| (memory roofline|\*roofline\* de memoria) \|")
 

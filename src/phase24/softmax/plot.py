@@ -73,8 +73,7 @@ def plot_bench(result: dict, path: Path, is_bulk) -> Path:
             if row == len(dtypes) - 1:
                 ax.set_xlabel("N (row length); M = 2^28 / N")
                 ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.22))
-    fig.suptitle(f"softmax on {result['gpu']}, {result['date'][:10]}",
-                 fontsize=9)
+    fig.suptitle(f"softmax on {result['gpu']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -139,7 +138,7 @@ def plot_lab(result: dict, path: Path, is_bulk, impls: list[str], what: str = ""
             ax.set_ylabel(w["gbps"], fontsize=TEXT_PT - 1)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=TEXT_PT - 1, frameon=False)
-    title = f"softmax {w['on']} {result['gpu']}, {result['date'][:10]}"
+    title = f"softmax {w['on']} {result['gpu']}"
     fig.suptitle(f"{title}: {what}" if what else title, fontsize=TEXT_PT)
     fig.tight_layout(rect=(0, 0.16, 1, 1))
     fig.savefig(path, dpi=100)
