@@ -181,9 +181,12 @@ run_step() {  # run_step STEP: one of the steps listed at the top
               triton_san ;;
     sanitize-triton) triton_san ;;
     tune)     step tune "$py" scripts/tune.py softmax cuda "$out/tune.json" ${TUNE_ARGS:-}
-              cp "$out/tune_best.json" src/phase24/softmax/cuda/tuned_configs.json ;;  # bench uses it
+              # this GPU's table, into the ladder's file beside the other GPUs' (bench uses it)
+              "$py" scripts/tune.py softmax cuda --from "$out/tune.json" \
+                  src/phase24/softmax/cuda/tuned_configs.json ;;
     tune-triton) step tune-triton "$py" scripts/tune.py softmax triton "$out/tune-triton.json"
-              cp "$out/tune-triton_best.json" src/phase24/softmax/triton/triton_configs.json ;;
+              "$py" scripts/tune.py softmax triton --from "$out/tune-triton.json" \
+                  src/phase24/softmax/triton/triton_configs.json ;;
     bench)    step bench "$py" -m phase24 bench softmax --out "$out" ;;
     profile)  step profile "$py" -m phase24 profile softmax --all --out "$out/profiles" ;;
     minigpt)  step minigpt "$py" -m phase24 minigpt speed --json "$out/minigpt_speed.json" ;;

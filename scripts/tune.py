@@ -3,17 +3,17 @@ keep the fastest per shape (on a GPU). The ladder's `tuning` module says what to
 
     python3 scripts/tune.py softmax cuda OUT.json     # or: softmax triton, gemm cuda|triton
 writes OUT.json (every timing, with commit, GPU, driver, versions and date) and OUT_best.json,
-the table the ladder's entry reads (copy it over the ladder's table: softmax/cuda/
-tuned_configs.json, softmax/triton/triton_configs.json, gemm/cuda/tuned_configs.json,
-gemm/triton/triton_configs.json;
-scripts/gpu-session.sh's tune steps do).
+this GPU's table as the ladder's entry reads it; `--from OUT.json TABLE` puts it into the
+ladder's table file (softmax/cuda/tuned_configs.json, softmax/triton/triton_configs.json,
+gemm/cuda/tuned_configs.json, gemm/triton/triton_configs.json), beside the other GPUs' tables
+(core/tuned.py; `python -m phase24 tune OP` and scripts/gpu-session.sh's tune steps do).
     ... --min-n N --rest-from OLD.json   times only rows of N values or more, the other shapes
 copied from OLD.json where it has them (each marked with its run); --few-only --rest-from
 OLD.json times only the operation's few-row shapes; --only KIND ... times only those rungs;
 --dtype D ... times only those dtypes (with --rest-from, the others' shapes are copied);
 --only with --rest-from keeps the other rungs' timings of each shape timed (the best of both).
     python3 scripts/tune.py softmax cuda --from RUN.json BEST.json   rebuilds a table from a
-recorded run (no GPU).
+recorded run (no GPU), as the run's GPU's table in BEST.json (the other GPUs' stay).
 Each candidate runs once and is checked on a few rows against float64 before it is timed
 (core/timing.py flushed_us, warm-up 5 ms, ~25 ms of repetitions); a wrong one is recorded as such.
 """

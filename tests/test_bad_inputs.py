@@ -172,7 +172,7 @@ def test_a_damaged_tuned_table_falls_back_with_one_line(tmp_path, capsys):
         tuned.clear()
         assert tuned.load(path, "G", lambda e: (e["shape"],), lambda e: e["config"]) == {}
     err = capsys.readouterr().err
-    assert err.count("damaged tuned table") == 2 and "untuned choices" in err, err  # "[1, 2]": no table
+    assert err.count("damaged tuned table") == 3 and "untuned choices" in err, err
 
 
 def test_an_output_that_overlaps_an_input_is_refused():

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -106,3 +109,68 @@ def test_a_run_cut_short_keeps_the_old_runs_shapes_it_did_not_reach(monkeypatch,
     shapes = json.loads(out.read_text())["shapes"]
     assert [(e["dtype"], e["M"], "from" in e) for e in shapes] == \
         [("float32", 64, False), ("bfloat16", 64, True)]
+
+
+def test_a_table_file_keeps_one_table_per_gpu(tmp_path):
+    """core/tuned: writing one GPU's table leaves the other GPUs' as they were; each GPU reads
+    its own, a GPU without one reads nothing (its untuned choices)."""
+    from phase24.core import tuned
+
+    path, key, value = tmp_path / "t.json", (lambda e: e["N"]), (lambda e: e["kind"])
+    tuned.write(path, "NVIDIA H200", "run 1", [{"N": 128, "kind": "v4"}])
+    tuned.write(path, "NVIDIA H100 80GB HBM3", "run 2", [{"N": 128, "kind": "v6"}])
+    assert tuned.gpus(path) == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
+    assert tuned.load(path, "NVIDIA H200", key, value) == {128: "v4"}
+    assert tuned.load(path, "NVIDIA H100 80GB HBM3", key, value) == {128: "v6"}
+    assert tuned.load(path, "NVIDIA A100-SXM4-80GB", key, value) == {}
+    tuned.write(path, "NVIDIA H100 80GB HBM3", "run 3", [{"N": 256, "kind": "v2"}])
+    assert tuned.load(path, "NVIDIA H100 80GB HBM3", key, value) == {256: "v2"}
+    assert tuned.load(path, "NVIDIA H200", key, value) == {128: "v4"}
+
+
+def test_every_committed_table_is_per_gpu_and_names_its_gpus():
+    from phase24.core import tuned
+    from phase24.gemm.cuda import launchers as gemm_cuda
+    from phase24.gemm.triton import common as gemm_triton
+    from phase24.softmax.cuda import launchers as softmax_cuda
+    from phase24.softmax.triton import best as softmax_triton
+
+    for path in (gemm_cuda.TUNED_FILE, gemm_triton.TABLE, softmax_cuda.TUNED_FILE,
+                 softmax_triton.TABLE):
+        assert "NVIDIA H200" in tuned.gpus(path), path
+
+
+def test_tune_says_in_one_line_that_it_needs_a_gpu():
+    proc = subprocess.run([sys.executable, "-m", "phase24", "tune", "gemm"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+    assert proc.stdout.startswith("No GPU here: tuning times gemm's rungs") and \
+        proc.stdout.count("\n") == 1, proc.stdout
+
+
+def test_tune_times_each_ladder_then_puts_its_table_beside_the_other_gpus(tmp_path,
+                                                                         monkeypatch, capsys):
+    """`tune OP` (harness/tune.py) with a stand-in GPU and a stand-in for the script: each ladder
+    is timed under out/tune/, then its run goes into the ladder's own table; a ladder that fails
+    leaves its table and makes the status 1."""
+    import argparse
+
+    import torch
+
+    from phase24.harness import tune
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(tune.subprocess, "run", lambda argv, cwd: calls.append(argv[2:]) or
+                        argparse.Namespace(returncode=int("triton" in argv and len(calls) == 3)))
+    rc = tune.run(argparse.Namespace(op="softmax", ladder=None, out=str(tmp_path)))
+    timings = tmp_path / "tune"
+    assert calls[:2] == [["softmax", "cuda", str(timings / "softmax-cuda.json")],
+                         ["softmax", "cuda", "--from", str(timings / "softmax-cuda.json"),
+                          str(tune.table("softmax", "cuda"))]]
+    assert calls[2] == ["softmax", "triton", str(timings / "softmax-triton.json")]
+    assert len(calls) == 3 and rc == 1  # triton's timing failed: its table is not touched
+    said = capsys.readouterr().out
+    assert "NVIDIA H100 80GB HBM3's table written" in said and "not tuned: triton" in said, said

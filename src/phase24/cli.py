@@ -359,9 +359,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="redraw each recorded run's plot (results/<gpu>/<op>/<op>.png) from its JSON")
     s.set_defaults(fn=cmd_results)
 
-    from phase24.harness import dod
+    from phase24.harness import dod, tune
 
     dod.add_parser(sub, op_help).set_defaults(fn=cmd_dod)
+    tune.add_parser(sub, op_help)
 
     s = sub.add_parser("run", help="the main job: everything this machine can run")
     s.set_defaults(fn=cmd_run)

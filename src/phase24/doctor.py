@@ -113,10 +113,31 @@ def _what_works(gpu: bool, rows) -> list[tuple[str, str]]:
         ("thread-block clusters (cuda-v5)", "works" if gpu and _any_clusters() else
          "no (needs Hopper, sm_90)"),
         ("a decided call (cuda, triton)", _fastcall() if gpu else "no GPU: nothing to launch"),
+        ("tuned tables", _tuned(gpu)),
         ("benchmark", "works" if gpu else "no: shows the last recorded H200 results instead"),
         ("MiniGPT (NumPy, PyTorch CPU)", "works"),
     ]
     return out
+
+
+def _tuned(gpu: bool) -> str:
+    """Which ladders have a tuned table for this GPU (without one, a ladder's untuned choices);
+    with no GPU, the GPUs the tables were measured on."""
+    import torch
+
+    from phase24.core import tuned
+    from phase24.harness.tune import LADDERS, OPS, table
+
+    ladders = {f"{op} {ladder}": tuned.gpus(table(op, ladder)) for op in OPS for ladder in LADDERS}
+    if not gpu:
+        return "measured on " + ", ".join(sorted({g for gs in ladders.values() for g in gs}))
+    name = torch.cuda.get_device_name()
+    missing = [k for k, gs in ladders.items() if name not in gs]
+    if not missing:
+        return f"all four for {name}"
+    tune = " and ".join(f"`python -m phase24 tune {op}`" for op in sorted({k.split()[0]
+                                                                          for k in missing}))
+    return f"none for {name} in {', '.join(missing)}: untuned choices there ({tune} makes them)"
 
 
 def _host_compiler() -> str:

@@ -1,7 +1,9 @@
-"""The one loader of tuned tables: a JSON file a tuning script wrote on one GPU, {"gpu": name,
-"best": [entry, ...]}, read into {key(entry): value(entry)} for that GPU only ({} for any other
-GPU, or when the file is missing; a damaged file says so in one line and reads as {}), once per
-(file, GPU)."""
+"""The one loader of tuned tables. A ladder's table file holds one table per GPU it was measured
+on, {"tables": [{"gpu": name, "source": how, "best": [entry, ...]}, ...]}; ``load`` reads the
+table of one GPU into {key(entry): value(entry)} ({} for a GPU the file has no table for, which
+then gets the ladder's untuned choices, or when the file is missing; a damaged file says so in one
+line and reads as {}), once per (file, GPU). ``write`` puts one GPU's table into a file and keeps
+the others' (a tuning run on an H100 leaves the H200's table as it was)."""
 
 from __future__ import annotations
 
@@ -17,20 +19,39 @@ def load(path: Path, gpu_name: str, key: Callable[[dict], tuple],
     return _load(Path(path), gpu_name, key, value)
 
 
+def _tables(data) -> list[dict]:
+    """The tables of a file's JSON (a file of one GPU's table, as a tuning run writes beside its
+    timings, is read as a list of one)."""
+    if not isinstance(data, dict):
+        raise TypeError("the file holds no JSON object")
+    tables = data["tables"] if "tables" in data else [data]
+    if not all(isinstance(t, dict) and isinstance(t.get("best"), list) for t in tables):
+        raise TypeError("a table without its list of entries")
+    return tables
+
+
 @functools.lru_cache(maxsize=None)
 def _load(path: Path, gpu_name: str, key, value) -> dict:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict) or data.get("gpu") != gpu_name:
-            return {}
-        return {key(e): value(e) for e in data["best"]}
+        for table in _tables(json.loads(path.read_text())):
+            if table.get("gpu") == gpu_name:
+                return {key(e): value(e) for e in table["best"]}
+        return {}
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
         # a damaged table: the untuned choices, said once (this is cached per file and GPU)
         print(f"{path}: damaged tuned table ({type(err).__name__}: {err}); using the untuned "
               "choices", file=sys.stderr)
         return {}
+
+
+def gpus(path: Path) -> list[str]:
+    """The GPUs ``path`` holds a table for ([] if it is missing or damaged)."""
+    try:
+        return [t.get("gpu") for t in _tables(json.loads(Path(path).read_text()))]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def clear() -> None:
@@ -39,7 +60,18 @@ def clear() -> None:
 
 
 def write(path: str | Path, gpu_name: str, source: str, entries: list[dict]) -> None:
-    """A tuned table as ``load`` reads it, one entry a line (a tuning script's output)."""
-    lines = ",\n".join("  " + json.dumps(e) for e in entries)
-    Path(path).write_text(f'{{\n "gpu": {json.dumps(gpu_name)},\n "source": '
-                          f'{json.dumps(source)},\n "best": [\n{lines}\n ]\n}}\n')
+    """Put ``gpu_name``'s table (``entries``, made by ``source``) into the file ``path``, one
+    entry a line, beside the other GPUs' tables it holds (a damaged file's are dropped)."""
+    path = Path(path)
+    try:
+        others = [t for t in _tables(json.loads(path.read_text())) if t.get("gpu") != gpu_name]
+    except (OSError, ValueError, KeyError, TypeError):
+        others = []
+    tables = sorted([*others, {"gpu": gpu_name, "source": source, "best": entries}],
+                    key=lambda t: str(t.get("gpu")))
+    text = ",\n".join(
+        f'  {{"gpu": {json.dumps(t.get("gpu"))}, "source": {json.dumps(t.get("source"))}, '
+        '"best": [\n' + ",\n".join("   " + json.dumps(e) for e in t["best"]) + "\n  ]}"
+        for t in tables)
+    path.write_text('{"tables": [\n' + text + "\n]}\n")
+    clear()
