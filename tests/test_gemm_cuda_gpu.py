@@ -13,7 +13,7 @@ from phase24.gemm.args import entry
 from phase24.gemm.cases import plain
 from phase24.gemm.cuda import launchers as ci
 from phase24.gemm.cuda import which
-from phase24.gemm.cuda.configs import PARAMS, TUNABLE, compiled_for, configs, kernel_name, tile
+from phase24.gemm.cuda.configs import TUNABLE, compiled_for, configs, kernel_name, named, tile
 from phase24.gemm.spec import OP
 from phase24.core.cases import Case
 from phase24.harness.check import check_case
@@ -77,7 +77,7 @@ def _tile_cases(kind, config) -> list[Case]:
     tiles on that path (v8's and v9's cp.async zero-fills, no padded copies); one row; K shorter
     than one step of the sum."""
     bm, bn = tile(kind, config)
-    bk = dict(zip(PARAMS[kind], config)).get("BK", 8)
+    bk = named(kind, config).get("BK", 8)
     return [plain(2 * bm + 3, 2 * bn + 5, 3 * bk + 3), plain(2 * bm, 2 * bn, 4 * bk),
             plain(bm + 8, bn + 24, 2 * bk + 8), plain(1, bn + 8, 5 * bk),
             plain(bm + 1, bn - 1, 2)]

@@ -18,8 +18,9 @@ from phase24.bridge.prebuild import prebuild
 from phase24.core.dtypes import TAG
 from phase24.gemm.cuda import HOPPER_ONLY, IMPLEMENTATIONS, SOURCE_DIR, build_jobs, launchers
 from phase24.gemm.cuda import tuning
-from phase24.gemm.cuda.configs import (FILES, HOPPER_KINDS, PARAMS, blocks, compiled_for, configs,
+from phase24.gemm.cuda.configs import (FILES, HOPPER_KINDS, RECORDS, blocks, compiled_for, configs,
                                        kernel_name, threads, tile)
+from phase24.gemm.cuda.rung import Rung
 
 ARCHS = ("sm_80", "sm_89", "sm_90a")
 RUNG_FILES = sorted(FILES.values())
@@ -58,15 +59,30 @@ def test_each_rung_file_has_its_header_and_includes_no_rung(kind):
 
 
 @pytest.mark.parametrize("kind", list(FILES))
-def test_instance_lines_are_the_table(kind):
-    """The .cu file's instance lines (V4(128, 128, 8, 8, 8) ...) list the table's configurations."""
-    text = (SOURCE_DIR / FILES[kind]).read_text()
-    if not PARAMS[kind]:
-        assert configs(kind) == ((),)
-        return
-    block = text[text.index("// --8<-- [start:configs]"):text.index("// --8<-- [end:configs]")]
-    lines = re.findall(rf"\b{kind.upper()}\(([\d,\s]+)\)", block)
-    assert [tuple(int(v) for v in line.split(",")) for line in lines] == list(configs(kind))
+def test_each_record_sits_beside_its_kernel_and_reads_its_configurations(kind):
+    """A rung's record (vN_name.py) is beside its .cu, and reads from it configurations of its
+    parameters' length, distinct, the untuned choice first."""
+    rung = RECORDS[kind]
+    assert (SOURCE_DIR / rung.file).with_suffix(".py").is_file() and rung.kind == kind
+    assert rung.configs and len(set(rung.configs)) == len(rung.configs)
+    assert all(len(c) == len(rung.params) for c in rung.configs), rung.configs
+
+
+def test_a_record_reads_its_parameters_and_configurations_from_the_cu(tmp_path):
+    """rung.py: the #define line's parameters, the instance lines between the configs markers
+    (not those in comments, nor another rung's), and the kernels' names they make."""
+    cu = tmp_path / "v99_test.cu"
+    cu.write_text("#define V99_KERNEL(tag, T, BM, BN, BK, S) ...\n"
+                  "#define V99(BM, BN, BK, S) GEMM_EVERY_DTYPE(V99_KERNEL, BM, BN, BK, S)\n"
+                  "V99(1, 1, 1, 1)\n// --8<-- [start:configs]\n// V99(2, 2, 2, 2): a comment\n"
+                  "V99(128, 64, 32, 3) V99(64, 64, 32, 4)\nV9(7, 7, 7, 7)\n"
+                  "// --8<-- [end:configs]\n")
+    rung = Rung("v99", "cuda-v99", str(cu), lambda p: p["BM"] * 2, hopper=True)
+    assert rung.params == ("BM", "BN", "BK", "S")
+    assert rung.configs == ((128, 64, 32, 3), (64, 64, 32, 4))
+    assert rung.kernel_name((128, 64, 32, 3), torch.bfloat16) == "gemm_v99_bm128_bn64_bk32_s3_bf16"
+    assert rung.block_threads((64, 64, 32, 4)) == 128 and rung.tile((128, 64, 32, 3)) == (128, 64)
+    assert rung.shared_bytes((64, 64, 32, 4)) == 4 * 128 * 32 * 2 + 1024  # stages, aligned
 
 
 def test_configurations_are_consistent():
@@ -294,14 +310,14 @@ def test_v9_on_hopper_launches_a_warpgroup_per_64_rows_and_pads_unaligned_rows(m
     monkeypatch.setattr(launchers, "_kernel", lambda source, name: FakeKernel(name, seen))
     config = (128, 256, 64, 4, 8)
     a, b, c = _bf16(300, 520, 128)
-    launchers.gemm_v9(a, b, c, config=config)
+    launchers.KINDS["v9"](a, b, c, config=config)
     name = kernel_name("v9", config, torch.bfloat16)
     shared = 4 * 384 * 128 + 1024
     assert seen == [("attribute", "MAX_DYNAMIC_SHARED_SIZE_BYTES", shared),
                     (name, 3 * 3, 256, shared, (300, 128), (128, 520))]
     seen.clear()
     a, b, c = _bf16(5, 7, 33)  # rows of 66 and 14 bytes: copies padded to K = 40, N = 8
-    launchers.gemm_v9(a, b, c, config=config)
+    launchers.KINDS["v9"](a, b, c, config=config)
     assert seen[-1][1:] == (1, 256, shared, (5, 40), (40, 8))
 
 
@@ -342,7 +358,7 @@ def test_v10_launches_with_tensor_maps_of_its_boxes_and_pads_unaligned_rows(monk
         (tuple(t.shape), cols, rows)) or t)
     config = (128, 256, 64, 4, 8)
     a, b, c = _bf16(300, 520, 128)
-    launchers.gemm_v10(a, b, c, config=config)
+    launchers.KINDS["v10"](a, b, c, config=config)
     shared = 4 * 384 * 128 + 1024
     assert seen == [("attribute", "MAX_DYNAMIC_SHARED_SIZE_BYTES", shared),
                     (kernel_name("v10", config, torch.bfloat16), 3 * 3, 384, shared, (300, 128),
@@ -350,7 +366,7 @@ def test_v10_launches_with_tensor_maps_of_its_boxes_and_pads_unaligned_rows(monk
     assert maps == [((300, 128), 64, 128), ((128, 520), 64, 64)]
     maps.clear()
     a, b, c = _bf16(5, 7, 33)  # rows of 66 and 14 bytes: copies padded to K = 40, N = 8
-    launchers.gemm_v10(a, b, c, config=(64, 128, 64, 8, 8))
+    launchers.KINDS["v10"](a, b, c, config=(64, 128, 64, 8, 8))
     assert maps == [((5, 40), 64, 64), ((40, 8), 64, 64)] and seen[-1][2] == 256
 
 

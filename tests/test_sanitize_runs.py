@@ -47,15 +47,15 @@ def test_every_gemm_implementation_is_watched(mode, prefix):
 
 @pytest.mark.parametrize("mode", ["full", "small"])
 def test_every_gemm_configuration_runs_forced(mode):
-    from phase24.gemm.cuda.configs import PARAMS, PERSISTENT_KINDS, configs
+    from phase24.gemm.cuda.configs import RECORDS, configs
     from phase24.gemm.sanitize import runs as gemm_runs
 
     names = {r[0] for r in gemm_runs(mode) if r[0].startswith("forced_")}
     walked = {n for n in names if n.endswith("_on_2_sms")}
-    tunable = [kind for kind, params in PARAMS.items() if params]  # every rung with a table
+    tunable = [kind for kind, r in RECORDS.items() if r.params]  # every rung with a table
     assert {f"forced_{kind}{c}" for kind in tunable for c in configs(kind)} == names - walked
     # and each persistent configuration on two blocks that walk several tiles each
-    assert {f"forced_{kind}{c}_on_2_sms" for kind in PERSISTENT_KINDS for c in configs(kind)} \
+    assert {f"forced_{kind}{c}_on_2_sms" for kind, r in RECORDS.items() if r.persistent for c in configs(kind)} \
         == walked
 
 

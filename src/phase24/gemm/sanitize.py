@@ -15,8 +15,7 @@ import torch
 from phase24.gemm import IMPLEMENTATIONS
 from phase24.gemm.args import entry
 from phase24.gemm.cuda import launchers as ci
-from phase24.gemm.cuda.configs import (PARAMS, PERSISTENT_KINDS, TUNABLE, compiled_for, configs,
-                                       tile)
+from phase24.gemm.cuda.configs import RECORDS, TUNABLE, compiled_for, configs, named, tile
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
@@ -56,8 +55,8 @@ def on_two_sms(run: tuple) -> tuple:
 def served(name: str) -> list:
     """The dtypes implementation ``name`` takes (cuda-v8 to cuda-v11: the 16-bit ones;
     cuda: all three)."""
-    kind = name.removeprefix("cuda").removeprefix("-")  # "" for cuda, "naive", "v1" .. "v11"
-    return [d for d in DTYPES if compiled_for(kind, d)]
+    rung = next((r for r in RECORDS.values() if r.name == name), None)  # None: cuda
+    return [d for d in DTYPES if rung is None or rung.compiled_for(d)]
 
 
 def cuda_runs(small: bool) -> list:
@@ -68,10 +67,10 @@ def cuda_runs(small: bool) -> list:
     for kind in TUNABLE:  # each configuration on a partial tile beside a whole one
         for config in configs(kind):
             bm, bn = tile(kind, config)
-            bk = dict(zip(PARAMS[kind], config)).get("BK", 8)
+            bk = named(kind, config).get("BK", 8)
             runs.append(forced(kind, config, bm + 3, bn + 5, 2 * bk + 3) if small else
                         forced(kind, config, 2 * bm + 3, 2 * bn + 5, 3 * bk + 3))
-            if kind in PERSISTENT_KINDS:
+            if RECORDS[kind].persistent:
                 runs.append(on_two_sms(forced(kind, config, 2 * bm + 3, 2 * bn + 5, 3 * bk + 3)))
     return runs
 

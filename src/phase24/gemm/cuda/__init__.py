@@ -1,6 +1,6 @@
 """The CUDA C GEMM ladder: one .cu file per rung in this folder, the small headers they share
-(one idea each), the configurations each rung compiles (configs.py) and their launchers
-(launchers.py), as registry entries.
+(one idea each), each rung's record beside its file (``v4_registers_2d.py``: what the launcher
+must know of it; configs.py lists them) and their launchers (launchers.py), as registry entries.
 
 ``IMPLEMENTATIONS`` maps "cuda-naive", "cuda-v1" .. "cuda-v11" and "cuda" (the best rung for each
 shape) to ``matmul(a, b, out=None)``; ``RUNGS`` maps the same names to their tile kernels;

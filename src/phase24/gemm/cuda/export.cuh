@@ -24,8 +24,8 @@
 
 // KERNEL(tag, T, config...) for each element type. A rung defines VN_KERNEL(tag, T, <its
 // configuration's parameters>) as one GEMM_EXPORT named gemm_vN_..., and ends with one instance
-// line per configuration; configs.py writes the same configurations as a Python table and
-// tests/test_gemm_cuda_rungs.py checks that the two agree.
+// line per configuration, which the rung's record (rung.py, beside the file) reads;
+// tests/test_gemm_cuda_rungs.py checks that ptxas builds exactly the kernels it names.
 #define GEMM_EVERY_DTYPE(KERNEL, ...)                                \
     KERNEL(f32, float, __VA_ARGS__) KERNEL(f16, __half, __VA_ARGS__) \
     KERNEL(bf16, __nv_bfloat16, __VA_ARGS__)

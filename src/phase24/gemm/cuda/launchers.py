@@ -1,14 +1,15 @@
-"""The CUDA C GEMM ladder's launchers: gemm_v0 .. gemm_v11, one per rung, and gemm_best (`cuda`).
+"""The CUDA C GEMM ladder's launchers: one per rung (KINDS), and gemm_best (`cuda`).
 
 Each launcher is a tile kernel of gemm/args.py, ``fn(a, b, c)``: a (M, K) and b (K, N) row-major
 and contiguous, c the contiguous (M, N) output, one dtype. It picks the rung's kernel instance
-(dtype and compile-time configuration, from configs.py's table) and launches one block per tile
-of C on a one-dimensional grid. A rung with several configurations takes a caller's, else the
-tuned table's for the shape (tuned_configs.json, to be written by the offline tuner on one GPU),
-else its own choice (``choose``). The Hopper-only rungs (configs.HOPPER_KINDS: v9 to v11) refuse,
-in one line, a GPU whose build is not sm_90a's. v10's and v11's kernels take TMA tensor maps of a
-and b (bridge/tensormap.py) in place of their addresses; v11's grid has one block per SM (at most
-one per tile), each block walking its tiles.
+(dtype and compile-time configuration, from the rung's .cu) and launches one block per tile
+of C on a one-dimensional grid; what it must know of the rung is the rung's record (rung.py,
+beside its .cu). A rung with several configurations takes a caller's, else the tuned table's for
+this GPU and shape (tuned_configs.json, written by the tuner, one table per GPU), else its own
+choice (``choose``). The Hopper-only rungs (v9 to v11) refuse, in one line, a GPU whose build is
+not sm_90a's. The TMA rungs' kernels (v10, v11) take tensor maps of a and b (bridge/tensormap.py)
+in place of their addresses; a persistent rung's grid (v11) has one block per SM (at most one per
+tile), each block walking its tiles.
 """
 
 from __future__ import annotations
@@ -24,14 +25,11 @@ from phase24.bridge.tensormap import tiled_128b
 from phase24.core import tuned as tuned_tables
 from phase24.core.dtypes import TAG
 from phase24.gemm.args import GemmArgumentError
-from phase24.gemm.cuda.configs import (HOPPER_KINDS, PERSISTENT_KINDS, blocks, compiled_for,
-                                       configs, kernel_name, shared_bytes, source, threads, tile)
+from phase24.gemm.cuda.configs import RECORDS, compiled_for, configs
 
 SOURCE_DIR = Path(__file__).parent
 MAX_GRID = 2**31 - 1  # blocks in a grid's x dimension
 MAX_SIZE = 2**31 - 1  # M, N and K are C ints in the kernels' ABI (offsets are 64-bit)
-ALIGNED_ROW_KINDS = ("v8", "v9", "v10", "v11")  # copies (cp.async, TMA) of 16-byte rows
-TMA_KINDS = ("v10", "v11")  # rungs whose kernels take tensor maps of a and b
 
 
 @lru_cache(maxsize=None)
@@ -40,37 +38,38 @@ def _kernel(source: str, name: str) -> Kernel:
 
 
 def run(kind: str, config: tuple, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-    """Launch configuration `config` of rung `kind`: one tile of C per block, or (v11) one block
-    per SM."""
-    if not compiled_for(kind, a.dtype):
+    """Launch configuration `config` of rung `kind`: one tile of C per block, or (persistent)
+    one block per SM."""
+    rung = RECORDS[kind]
+    if not rung.compiled_for(a.dtype):
         raise GemmArgumentError(f"cuda-{kind}: the Tensor Cores' rungs take float16 and bfloat16 "
                                 f"(got {a.dtype}; float32 runs on the SIMT rungs)")
     if not runs_here(kind, a.device):
         raise GemmArgumentError(f"cuda-{kind} runs on Hopper only (wgmma, built for sm_90a; not "
                                 f"with PHASE24_PORTABLE=1): on {gpu(a.device).name} use cuda-v8")
-    if kind in ALIGNED_ROW_KINDS and not _rows_of_16_bytes(a, b, c):
+    if rung.aligned_rows and not _rows_of_16_bytes(a, b, c):
         return _padded(kind, config, a, b, c)
-    shared = shared_bytes(kind, config)
+    shared = rung.shared_bytes(config)
     if shared > 48 * 1024 and shared > gpu(a.device).smem_per_block:
         here = gpu(a.device)
         raise GemmArgumentError(f"cuda-{kind}{config}: {shared} bytes of shared memory a block; "
                                 f"{here.name} gives at most {here.smem_per_block}")
-    kernel = _kernel(source(kind), kernel_name(kind, config, a.dtype))
+    kernel = _kernel(rung.file, rung.kernel_name(config, a.dtype))
     if shared > 48 * 1024:  # beyond 48 KB a kernel must ask for it
         kernel.set_attribute("MAX_DYNAMIC_SHARED_SIZE_BYTES", shared)
-    rows, _ = tile(kind, config)
-    # v10 and v11 take a's map in boxes of a tile's rows x 64 values of K, b's in boxes of 64 x 64.
+    rows, _ = rung.tile(config)
+    # TMA: a's map in boxes of a tile's rows x 64 values of K, b's in boxes of 64 x 64
     operands = (lambda x, y: (tiled_128b(x, 64, rows), tiled_128b(y, 64, 64))) \
-        if kind in TMA_KINDS else None
-    launch_tiles(kernel, tile(kind, config), threads(kind, config), a, b, c, f"cuda-{kind}",
-                 shared, operands, sm_count(a.device) if kind in PERSISTENT_KINDS else None)
+        if rung.tma else None
+    launch_tiles(kernel, rung.tile(config), rung.block_threads(config), a, b, c, rung.name,
+                 shared, operands, sm_count(a.device) if rung.persistent else None)
 
 
 def runs_here(kind: str, device=None) -> bool:
     """Whether rung ``kind`` runs on ``device``: every rung does but the Hopper-only ones, which
     run where the device's build is sm_90a's (Gpu.clusters: a Hopper GPU, and not with
     PHASE24_PORTABLE=1)."""
-    return kind not in HOPPER_KINDS or gpu(device).clusters
+    return not RECORDS[kind].hopper or gpu(device).clusters
 
 
 def _rows_of_16_bytes(*ts: torch.Tensor) -> bool:
@@ -122,11 +121,11 @@ def sm_count(device=None) -> int:
 
 
 def choose(kind: str, m: int, n: int, device=None) -> tuple:
-    """An untuned rung's configuration: the largest tile (configs.py lists them largest first)
+    """An untuned rung's configuration: the largest tile (a .cu lists them largest first)
     that still gives every multiprocessor a block; the smallest tile when none does."""
-    options = configs(kind)
+    options, rung = configs(kind), RECORDS[kind]
     sms = sm_count(device)
-    return next((c for c in options if blocks(kind, c, m, n) >= sms), options[-1])
+    return next((c for c in options if rung.blocks(c, m, n) >= sms), options[-1])
 
 
 def _config(kind: str, a: torch.Tensor, b: torch.Tensor, config: tuple | None) -> tuple:
@@ -137,34 +136,25 @@ def _config(kind: str, a: torch.Tensor, b: torch.Tensor, config: tuple | None) -
             raise ValueError(f"cuda-{kind}: configuration {tuple(config)} is not compiled; "
                              f"choose one of {configs(kind)}")
         return tuple(config)
+    if len(configs(kind)) == 1:  # v0, v1: nothing to choose
+        return configs(kind)[0]
     own = tuned_entry(a, b)[2].get(kind)
     return own if own in configs(kind) else choose(kind, a.shape[0], b.shape[1], a.device)
 
 
 # ---- one launcher per rung ---------------------------------------------------------------------
 
-def gemm_v0(a, b, c):
-    run("v0", (), a, b, c)
-
-
-def gemm_v1(a, b, c):
-    run("v1", (), a, b, c)
-
-
-def _tunable(kind: str):
-    def launcher(a, b, c, config: tuple | None = None):
+def launcher(kind: str):
+    """Rung ``kind``'s tile kernel ``fn(a, b, c, config=None)``: the forced, tuned or chosen
+    configuration (``_config``), launched by ``run``."""
+    def fn(a, b, c, config: tuple | None = None):
         run(kind, _config(kind, a, b, config), a, b, c)
 
-    launcher.__name__ = f"gemm_{kind}"
-    launcher.__doc__ = f"Rung {kind}: the forced, tuned or chosen configuration (_config)."
-    return launcher
+    fn.__name__ = f"gemm_{kind}"
+    return fn
 
 
-gemm_v2, gemm_v3, gemm_v4, gemm_v5, gemm_v6, gemm_v7, gemm_v8, gemm_v9, gemm_v10, gemm_v11 = (
-    _tunable(k) for k in ("v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11"))
-KINDS = {"v0": gemm_v0, "v1": gemm_v1, "v2": gemm_v2, "v3": gemm_v3, "v4": gemm_v4,
-         "v5": gemm_v5, "v6": gemm_v6, "v7": gemm_v7, "v8": gemm_v8, "v9": gemm_v9,
-         "v10": gemm_v10, "v11": gemm_v11}
+KINDS = {kind: launcher(kind) for kind in RECORDS}
 
 
 # ---- cuda: the best rung for the shape ---------------------------------------------------------
@@ -211,22 +201,8 @@ def gemm_best(a, b, c):
     hit = tuned_hit(a, b)
     if hit:
         return run(*hit, a, b, c)
-    return gemm_v7(a, b, c) if a.dtype == torch.float32 else gemm_v8(a, b, c)
+    return KINDS["v7" if a.dtype == torch.float32 else "v8"](a, b, c)
 
 
-# Each registry name's tile kernel.
-RUNGS = {
-    "cuda-naive": gemm_v0,
-    "cuda-v1": gemm_v1,
-    "cuda-v2": gemm_v2,
-    "cuda-v3": gemm_v3,
-    "cuda-v4": gemm_v4,
-    "cuda-v5": gemm_v5,
-    "cuda-v6": gemm_v6,
-    "cuda-v7": gemm_v7,
-    "cuda-v8": gemm_v8,
-    "cuda-v9": gemm_v9,
-    "cuda-v10": gemm_v10,
-    "cuda-v11": gemm_v11,
-    "cuda": gemm_best,
-}
+# Each registry name's tile kernel: every rung's, by its record's name, and the best's.
+RUNGS = {**{r.name: KINDS[kind] for kind, r in RECORDS.items()}, "cuda": gemm_best}

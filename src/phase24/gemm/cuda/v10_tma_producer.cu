@@ -114,7 +114,7 @@ __device__ void tma_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T* c, int
 // --8<-- [start:configs]
 // (BM, BN, BK, STAGES, GROUP): a BM x BN tile of C per block, BM / 64 consumer warpgroups and a
 // producer, K in steps of BK = 64, STAGES slots in (dynamic) shared memory: STAGES (BM + BN) BK
-// 2-byte values and 1 KB to align them (configs.py lists the same and gives the launch its size).
+// 2-byte values and 1 KB to align them (rung.py reads these lines and gives the launch its size).
 V10(128, 256, 64, 4, 8) V10(128, 256, 64, 3, 8) V10(128, 128, 64, 6, 8) V10(64, 256, 64, 5, 8)
 V10(64, 128, 64, 8, 8)
 // --8<-- [end:configs]

@@ -121,8 +121,8 @@ __device__ void persistent_gemm(const CUtensorMap* ta, const CUtensorMap* tb, T*
     V11_KERNEL(bf16, __nv_bfloat16, BM, BN, BK, S, G)
 
 // --8<-- [start:configs]
-// (BM, BN, BK, STAGES, GROUP): v10's, with the largest tiles first (configs.py lists the same and
-// gives the launch its shared memory: STAGES (BM + BN) BK 2-byte values and 1 KB to align them).
+// (BM, BN, BK, STAGES, GROUP): v10's, with the largest tiles first (rung.py reads these lines
+// and gives the launch its shared memory: STAGES (BM + BN) BK 2-byte values, 1 KB to align them).
 V11(128, 256, 64, 4, 8) V11(128, 256, 64, 3, 8) V11(128, 128, 64, 6, 8) V11(64, 256, 64, 5, 8)
 V11(64, 128, 64, 8, 8)
 // --8<-- [end:configs]

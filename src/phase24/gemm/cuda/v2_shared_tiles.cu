@@ -45,6 +45,6 @@ __device__ void shared_tiled_gemm(const T* a, const T* b, T* c, int M, int N, in
 #define V2(TILE) GEMM_EVERY_DTYPE(V2_KERNEL, TILE)  // gemm_v2_t<TILE>_<dtype>
 
 // --8<-- [start:configs]
-// (TILE,): square tiles of TILE x TILE, one thread per output (configs.py lists the same).
+// (TILE,): square tiles of TILE x TILE, one thread per output (rung.py reads these lines).
 V2(32) V2(16)
 // --8<-- [end:configs]

@@ -56,7 +56,7 @@ __device__ void register_column_gemm(const T* a, const T* b, T* c, int M, int N,
 
 // --8<-- [start:configs]
 // (BM, BN, BK, TM): a BM x BN tile of C per block, K in steps of BK, TM outputs a thread
-// (configs.py lists the same).
+// (rung.py reads these lines).
 V3(64, 32, 32, 8) V3(32, 64, 32, 4) V3(32, 32, 32, 4) V3(64, 32, 16, 8) V3(64, 64, 8, 8)
 V3(32, 64, 8, 4) V3(64, 32, 8, 8) V3(128, 32, 8, 16)
 // --8<-- [end:configs]

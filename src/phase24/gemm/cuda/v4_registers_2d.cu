@@ -62,6 +62,6 @@ __device__ void register_block_gemm(const T* a, const T* b, T* c, int M, int N, 
 
 // --8<-- [start:configs]
 // (BM, BN, BK, TM, TN): a BM x BN tile of C per block, K in steps of BK, TM x TN outputs a
-// thread (configs.py lists the same).
+// thread (rung.py reads these lines).
 V4(128, 128, 8, 8, 8) V4(128, 64, 8, 8, 8) V4(64, 64, 8, 4, 4)
 // --8<-- [end:configs]

@@ -73,6 +73,6 @@ __device__ void vectorised_gemm(const T* a, const T* b, T* c, int M, int N, int 
 
 // --8<-- [start:configs]
 // (BM, BN, BK, TM, TN), as v4's; BK and BN multiples of 16 bytes of the widest element (8), TM
-// and TN of 4 (configs.py lists the same).
+// and TN of 4 (rung.py reads these lines).
 V5(128, 128, 8, 8, 8) V5(128, 128, 16, 8, 8) V5(64, 64, 16, 4, 4)
 // --8<-- [end:configs]

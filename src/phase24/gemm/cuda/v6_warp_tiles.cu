@@ -9,7 +9,7 @@
 // (2) a thread computes RM x RN blocks of TM x TN (RM = WM / (4 TM), RN = WN / (8 TN)), so it
 // holds more sums and reads (RM TM + RN TN) / 4 float4s per RM TM RN TN FFMAs (6 per 128 with
 // the first configuration); (3) every size (BM, BN, BK, WM, WN, TM, TN) is a template parameter,
-// so a tuner can pick the tile per GPU and shape (configs.py).
+// so a tuner can pick the tile per GPU and shape (tuned_configs.json).
 // Prediction: the fastest SIMT rung in float32 at 4096^3, within reach of cuBLAS's float32 (the
 // lab's target: 80% of it or more on the H200, once tuned); the profile shows the FMA pipe as the busiest unit and
 // few shared-memory stalls. In 16-bit types it stays at float32's FFMA rate, far below cuBLAS,
@@ -89,7 +89,7 @@ __device__ void warp_tiled_gemm(const T* a, const T* b, T* c, int M, int N, int 
 
 // --8<-- [start:configs]
 // (BM, BN, BK, WM, WN, TM, TN): a BM x BN tile of C per block, K in steps of BK, one WM x WN tile
-// per warp, TM x TN outputs per thread and sub-tile (configs.py lists the same).
+// per warp, TM x TN outputs per thread and sub-tile (rung.py reads these lines).
 V6(128, 128, 16, 64, 64, 8, 4) V6(128, 128, 8, 64, 32, 8, 4) V6(128, 64, 16, 64, 32, 8, 4)
 V6(64, 128, 16, 32, 64, 8, 4) V6(64, 64, 16, 32, 32, 4, 4) V6(32, 64, 16, 32, 32, 4, 4)
 // --8<-- [end:configs]

@@ -130,7 +130,7 @@ __device__ void prefetching_gemm(const T* a, const T* b, T* c, int M, int N, int
 
 // --8<-- [start:configs]
 // (BM, BN, BK, WM, WN, TM, TN, GROUP): v6's tile sizes, then GROUP rows of tiles per group
-// (configs.py lists the same).
+// (rung.py reads these lines).
 V7(128, 128, 16, 64, 32, 8, 4, 8) V7(128, 128, 8, 64, 32, 8, 4, 8) V7(128, 256, 8, 64, 64, 8, 4, 8)
 V7(256, 128, 8, 64, 64, 8, 4, 8) V7(128, 64, 16, 64, 32, 8, 4, 8) V7(64, 64, 16, 32, 32, 4, 4, 8)
 // --8<-- [end:configs]

@@ -237,7 +237,7 @@ __device__ void mma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
 // --8<-- [start:configs]
 // (BM, BN, BK, WM, WN, STAGES, GROUP): a BM x BN tile of C per block, K in steps of BK, one
 // WM x WN tile per warp, STAGES steps' tiles in (dynamic) shared memory: STAGES (BM + BN) BK
-// 2-byte values, up to 144 KB (configs.py lists the same and gives the launch its size).
+// 2-byte values, up to 144 KB (rung.py reads these lines and gives the launch its size).
 V8(128, 128, 32, 64, 64, 3, 8) V8(128, 256, 32, 64, 64, 4, 8) V8(256, 128, 64, 64, 64, 3, 8)
 V8(128, 128, 64, 64, 64, 3, 8) V8(128, 256, 64, 64, 64, 3, 8) V8(128, 128, 64, 64, 64, 4, 8)
 V8(256, 128, 32, 64, 64, 4, 8) V8(128, 128, 32, 64, 64, 5, 8) V8(128, 128, 32, 64, 32, 3, 8)

@@ -137,7 +137,7 @@ __device__ void wgmma_gemm(const T* a, const T* b, T* c, int M, int N, int K) {
 // --8<-- [start:configs]
 // (BM, BN, BK, STAGES, GROUP): a BM x BN tile of C per block, BM / 64 warpgroups, K in steps of
 // BK = 64 (one 128-byte row), STAGES slots in (dynamic) shared memory: STAGES (BM + BN) BK 2-byte
-// values and 1 KB to align them, up to 193 KB (configs.py lists the same and gives the launch
+// values and 1 KB to align them, up to 193 KB (rung.py reads these lines and gives the launch
 // its size). Copies run STAGES - 2 steps ahead.
 V9(128, 128, 64, 4, 8) V9(128, 128, 64, 6, 8) V9(128, 256, 64, 4, 8) V9(128, 128, 64, 3, 8)
 V9(128, 64, 64, 4, 8)
