@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -372,6 +373,95 @@ def test_snippet_checker_catches_broken_references(tmp_path: Path):
 
 
 # ----------------------------------------------------------------------------------------------
+# A page as rendered: pymdownx.snippets' includes expanded the way mkdocs.yml configures it
+# (base_path ".", check_paths, dedent_subsections), so that a word count sees what a reader sees.
+
+SNIPPET_MARKER = re.compile(r"^.*?(?<!;)-{1,}8<-{1,}[ \t]+\[[ \t]*(?:start|end)[ \t]*:[ \t]*[A-Za-z][-\w]*[ \t]*\].*$",
+                            re.I)
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def snippet_lines(spec: str, base: Path) -> tuple[Path, list[str]]:
+    """The file a snippet reference names and the lines it includes: the whole file, its line
+    ranges (``path:3:5,8:8``, 1-based, inclusive) or its section (``path:name``), each selection
+    dedented (mkdocs.yml: dedent_subsections)."""
+    problem = snippet_problem(spec, base)
+    assert problem is None, problem
+    ranges = section = None
+    if (base / spec).is_file():
+        path = spec
+    elif (m := SECTION_SPEC.match(spec)) and (base / m["path"]).is_file():
+        path, section = m["path"], m["section"]
+    else:
+        m = LINES_SPEC.match(spec)
+        path, ranges = m["path"], m["ranges"][1:]
+    text = (base / path).read_text(encoding="utf-8")
+    lines = text.split("\n") if text else []
+    if ranges is not None:
+        picked: list[str] = []
+        for part in ranges.split(","):
+            a, _, b = part.partition(":")
+            start = max(0, int(a) - 1) if a else None
+            picked += lines[start:int(b) if b else None]
+        lines = textwrap.dedent("\n".join(picked)).split("\n")
+    elif section is not None:
+        cut = r"(?<!;)-{1,}8<-{1,}[ \t]+\[[ \t]*(start|end)[ \t]*:[ \t]*" + re.escape(section) + r"[ \t]*\]"
+        inside, picked = False, []
+        for line in lines:
+            m = re.search(cut, line, re.I)
+            if m and m[1].lower() == "start":
+                inside = True
+            elif m:
+                break
+            elif inside:
+                picked.append(line)
+        lines = textwrap.dedent("\n".join(picked)).split("\n")
+    return base / path, lines
+
+
+def expand_snippets(text: str, base: Path = SNIPPET_BASE, seen: tuple[Path, ...] = ()) -> str:
+    """The text with every snippet reference replaced by what it includes, recursively, each
+    included line indented like the reference (inline ``--8<-- "spec"`` and block ``--8<--``
+    forms; a ``;`` escapes a reference, a file that is already being included is skipped, and
+    section markers are dropped)."""
+    out: list[str] = []
+    in_block = False
+    for line in text.split("\n"):
+        inline = SNIPPET_INLINE.match(line)
+        if inline and inline["escape"]:
+            out.append(line.replace(";", "", 1))
+            continue
+        if SNIPPET_BLOCK_EDGE.match(line):
+            in_block = not in_block
+            continue
+        if not in_block and SNIPPET_MARKER.match(line):
+            continue  # a section marker ("// --8<-- [start:kernel]") is not shown
+        if in_block or inline:
+            if in_block and inline:
+                continue  # pymdownx.snippets ignores an inline reference inside a block
+            spec = inline["spec"].strip() if inline else line.strip()
+            if not spec:
+                out.append("")
+                continue
+            if spec.startswith(";"):
+                continue
+            space = line[: len(line) - len(line.lstrip())].expandtabs(4)
+            path, lines = snippet_lines(spec, base)
+            if path in seen:
+                continue
+            body = expand_snippets("\n".join(lines), base, seen + (path,)) if lines else ""
+            out += [space + x for x in body.split("\n")] if lines else []
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def rendered(page: Path) -> str:
+    """A page's Markdown as the reader gets it: its includes expanded, its HTML comments dropped."""
+    return HTML_COMMENT.sub(" ", expand_snippets(page.read_text(encoding="utf-8")))
+
+
+# ----------------------------------------------------------------------------------------------
 # (b) the strict build
 
 
@@ -410,10 +500,13 @@ REVEAL_ES = re.compile(r'^\?\?\?\+? note "Medido en [^"]+"', re.M)
 PATH_LABS = ["01-naive-kernel", "02-tuned-kernel", "03-triton-softmax", "04-minigpt-port",
              "going-further-hopper", "01-gemm-naive", "02-gemm-ladder", "03-gemm-triton",
              "going-further-hopper-gemm"]
-# One sitting (issue 32): about 3,000 words of prose, in both languages. The Hopper page, read after
-# the path by those with Hopper time, keeps the earlier limit.
+# One sitting (issues 32 and 54): about 3,000 words of prose on an English lab page as the reader
+# gets it, that is with its includes expanded (generated tables and their captions, included
+# Markdown) and its collapsible reveals, but without code; a Spanish page may take 10% more words.
+# The Hopper page, read after the path by those with Hopper time, keeps the earlier limit.
 MAX_PROSE_WORDS = 3000
 MAX_PROSE_WORDS_BY_PAGE = {"going-further-hopper": 3200}
+SPANISH_ALLOWANCE = 1.10
 # A commit-hash-like token: 7 to 40 hex digits with at least one digit and one letter a-f.
 HEX_ID = re.compile(r"(?<![0-9A-Za-z])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 MARKDOWN_LINK_TARGET = re.compile(r"\]\([^)]*\)")
@@ -447,8 +540,14 @@ def prose(text: str) -> str:
     return HTML_TAG.sub(" ", MARKDOWN_LINK_TARGET.sub("]", text))
 
 
+# A word: letters and digits, joined by an apostrophe, a point or a hyphen ("don't", "v1.2",
+# "cuda-v10"), or by a comma between digits, so that a Spanish decimal ("6,0") counts once, as the
+# English "6.0" does.
+WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+|(?<=\d),\d+)*")
+
+
 def prose_words(text: str) -> int:
-    return len(re.findall(r"[^\W_]+(?:['’.-][^\W_]+)*", prose(text)))
+    return len(WORD.findall(prose(text)))
 
 
 @pytest.mark.parametrize("page", lab_pages(), ids=_id)
@@ -465,11 +564,48 @@ def test_prose_drops_tags_and_keeps_comparisons():
     assert "sends," in words and "waits." in words and "figure" not in " ".join(words)
 
 
-@pytest.mark.parametrize("page", lab_pages(), ids=_id)
-def test_lab_pages_fit_one_sitting(page: Path):
-    words = prose_words(page.read_text(encoding="utf-8"))
+def prose_limit(page: Path) -> int:
     limit = MAX_PROSE_WORDS_BY_PAGE.get(page.name.split(".")[0], MAX_PROSE_WORDS)
-    assert words <= limit, f"{page.relative_to(ROOT)}: {words} words of prose (limit {limit})"
+    return round(limit * SPANISH_ALLOWANCE) if page.name.endswith(".es.md") else limit
+
+
+@pytest.mark.parametrize("page", sorted(LAB.glob("*.md")), ids=_id)
+def test_lab_pages_fit_one_sitting(page: Path):
+    words = prose_words(rendered(page))
+    limit = prose_limit(page)
+    assert words <= limit, (f"{page.relative_to(ROOT)}: {words} words of prose as rendered, its includes "
+                            f"expanded (limit {limit}); link long result sweeps instead of including them")
+
+
+def test_prose_limit_gives_spanish_ten_percent_more():
+    assert prose_limit(LAB / "02-tuned-kernel.md") == 3000
+    assert prose_limit(LAB / "02-tuned-kernel.es.md") == 3300
+    assert prose_limit(LAB / "going-further-hopper.es.md") == 3520
+
+
+def test_include_expansion_counts_what_the_reader_sees(tmp_path: Path):
+    """Included Markdown and its tables count, recursively, with the include's indentation; a line
+    range or a section picks its lines; an include inside a code fence is code; comments, link
+    targets and tags do not count."""
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "t.md").write_text(
+        "| rung | % |\n|---|---|\n| `a` | 1,5 |\n| `b` | 2 |\n\nCaption of the table.\n")
+    (tmp_path / "results" / "outer.md").write_text('Outer words.\n\n--8<-- "results/t.md:1:3"\n')
+    (tmp_path / "k.cu").write_text("// --8<-- [start:kernel]\n    int three words;\n"
+                                   "// --8<-- [end:kernel]\nint outside;\n")
+    page = ("Two words.\n\n??? note \"Measured\"\n\n    --8<-- \"results/outer.md\"\n\n"
+            "    --8<-- \"results/t.md:6:6\"\n\n```cuda\n--8<-- \"k.cu:kernel\"\n```\n\n"
+            "<!-- results: hidden words here -->\n[link](../far/away/target.md) <b>bold</b>\n")
+    text = expand_snippets(page, tmp_path)
+    assert '    | `a` | 1,5 |' in text and "`b`" not in text.split("Caption")[0]  # lines 1 to 3 only
+    assert "    Caption of the table." in text and "int three words;" in text
+    assert "int outside" not in text and "[start:kernel]" not in text
+    words = WORD.findall(prose(HTML_COMMENT.sub(" ", text)))
+    assert words == ["Two", "words", "note", "Measured", "Outer", "words", "rung", "a", "1,5",
+                     "Caption", "of", "the", "table", "link", "bold"]
+    assert prose_words(page) == 10  # the page alone, includes skipped, its comment counted
+    with pytest.raises(AssertionError, match="no file"):
+        expand_snippets('--8<-- "results/missing.md"', tmp_path)
 
 
 def test_prose_helpers_skip_code_snippets_and_link_targets():
@@ -735,8 +871,9 @@ def test_the_notebook_check_finds_each_kind():
 def test_line_ranges_of_generated_tables_pick_a_rung_and_its_caption():
     """The labs' reveals include single rows of the generated ladder tables by line number
     (`results/h200/cuda_ladder.md:1:2,4:4`): each range must still pick the header, a row that
-    names a rung, or the caption after the table, so a table that gains a row cannot shift a reveal
-    onto the wrong rung unseen."""
+    names a rung, a row of the shape-by-shape table that names its dtype and shape
+    (`results/h200/softmax_table.md:1:2,8:8`), or the caption after the table, so a table that gains
+    a row cannot shift a reveal onto the wrong rung unseen."""
     wrong = []
     for page in sorted(LAB.glob("*.md")):
         for spec in INCLUDE.findall(page.read_text(encoding="utf-8")):
@@ -749,6 +886,7 @@ def test_line_ranges_of_generated_tables_pick_a_rung_and_its_caption():
                 for n in range(a, b + 1):
                     line = lines[n - 1]
                     ok = (n <= 2 and line.startswith("|")) or re.match(r"^\| `(cuda|triton)[\w-]*` \|", line) \
+                        or re.match(r"^\| (float32|bfloat16|float16) \| \d+(x|\s×\s)\d+ \|", line) \
                         or (n == len(lines) and not line.startswith("|"))
                     if not ok:
                         wrong.append(f"{page.name}: {spec} line {n}: {line[:60]!r}")

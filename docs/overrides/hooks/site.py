@@ -4,8 +4,9 @@ strict build on what would render wrongly:
 * on_config: MathJax and Mermaid must be in docs/assets/vendor/ (scripts/site_assets.sh installs
   them from their npm packages); without them the build stops, since formulas and diagrams would
   show as raw source.
-* on_files: the benchmark's figures, results/h200/*.png and results/h200/gemm/*.png, join the site
-  under assets/results/h200/ (gemm's under assets/results/h200/gemm/),
+* on_files: the benchmark's figures, results/h200/*.png, results/h200/gemm/*.png and the GEMM rungs'
+  run's results/h200/gemm/rungs/*.png, join the site under assets/results/h200/ (gemm's under
+  assets/results/h200/gemm/, the rungs' under assets/results/h200/gemm/rungs/),
   copied from the committed results at each build (never duplicated by hand under docs/).
 * on_page_markdown: the list patterns that Python-Markdown renders wrongly (list_problems) are
   warnings, which --strict turns into a failed build.
@@ -187,7 +188,8 @@ def on_config(config):
 
 
 def on_files(files, config):
-    for png in sorted([*FIGURES.glob("*.png"), *FIGURES.glob("gemm/*.png")]):
+    pngs = [*FIGURES.glob("*.png"), *FIGURES.glob("gemm/*.png"), *FIGURES.glob("gemm/rungs/*.png")]
+    for png in sorted(pngs):
         uri = f"{FIGURES_URI}/{png.relative_to(FIGURES).as_posix()}"
         if files.get_file_from_path(uri) is None:
             files.append(File.generated(config, uri, abs_src_path=str(png)))
