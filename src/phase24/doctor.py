@@ -126,9 +126,11 @@ def _tuned(gpu: bool) -> str:
     import torch
 
     from phase24.core import tuned
-    from phase24.harness.tune import LADDERS, OPS, table
+    from phase24.harness.ops import OPERATIONS
+    from phase24.harness.tune import LADDERS, table
 
-    ladders = {f"{op} {ladder}": tuned.gpus(table(op, ladder)) for op in OPS for ladder in LADDERS}
+    ladders = {f"{op} {ladder}": tuned.gpus(table(op, ladder))
+               for op in sorted(OPERATIONS) for ladder in LADDERS}
     if not gpu:
         return "measured on " + ", ".join(sorted({g for gs in ladders.values() for g in gs}))
     name = torch.cuda.get_device_name()

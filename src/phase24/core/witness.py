@@ -163,10 +163,11 @@ def _stop(prof, strict: bool) -> None:
                         f"({err}): a file must not stop torch's profiler") from None
 
 
-def _host(prof) -> list:
+def _on(events, device: str) -> list:
+    """The profiler's events on the host ("CPU") or the GPU ("CUDA")."""
     from torch.autograd import DeviceType
 
-    return [e for e in prof.events() if e.device_type == DeviceType.CPU]
+    return [e for e in events if e.device_type == getattr(DeviceType, device)]
 
 
 def judged(who: str, file: str, ops: list[str], foreign: list[str], strays: list[str]) -> str:
@@ -188,8 +189,6 @@ def judged(who: str, file: str, ops: list[str], foreign: list[str], strays: list
 def witnessed(run, cuda: bool):
     """``(run(), foreign operators, names of the GPU's kernels, stray launches)`` (with no
     ``cuda``, the last two empty); WitnessError if the profiler cannot watch the whole call."""
-    from torch.autograd import DeviceType
-
     prof = _start(cuda)
     try:
         result = run()
@@ -199,8 +198,8 @@ def witnessed(run, cuda: bool):
         _stop(prof, False)
         raise
     _stop(prof, True)
-    host = _host(prof)
-    kernels = [e.name for e in prof.events() if e.device_type == DeviceType.CUDA] if cuda else []
+    events = prof.events()
+    host, kernels = _on(events, "CPU"), [e.name for e in _on(events, "CUDA")] if cuda else []
     return result, foreign_ops(host), kernels, stray_launches(host) if cuda else []
 
 
@@ -227,7 +226,7 @@ class Watch:
             torch.cuda.synchronize()
         _stop(self._prof, exc[0] is None)
         if exc[0] is None:
-            self.verdict = self._judge(_host(self._prof))
+            self.verdict = self._judge(_on(self._prof.events(), "CPU"))
         return False
 
     def call(self, who: str, file: str, own: set[str], run):

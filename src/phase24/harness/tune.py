@@ -20,9 +20,6 @@ from phase24.core.provenance import REPO
 
 SCRIPT = REPO / "scripts" / "tune.py"
 LADDERS = ("cuda", "triton")
-OPS = ("gemm", "softmax")
-
-
 def table(op: str, ladder: str) -> Path:
     """The ladder's table file (its tuning module's TABLE)."""
     import importlib
@@ -61,7 +58,9 @@ def add_parser(sub, op_help: str):
     """The `tune` command's arguments, on the CLI's subparsers."""
     s = sub.add_parser("tune", help="tune the operation's ladders on this GPU (its own tables)",
                        description=__doc__.splitlines()[0])
-    s.add_argument("op", choices=OPS, help=op_help)
+    from phase24.harness.ops import OPERATIONS
+
+    s.add_argument("op", choices=sorted(OPERATIONS), help=op_help)
     s.add_argument("--ladder", nargs="+", choices=LADDERS,
                    help="only these ladders (default: both)")
     s.add_argument("--out", default="out", help="where the timings go (default: out/)")
