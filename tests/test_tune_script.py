@@ -140,11 +140,11 @@ def test_every_committed_table_is_per_gpu_and_names_its_gpus():
         assert "NVIDIA H200" in tuned.gpus(path), path
 
 
-def test_tune_says_in_one_line_that_it_needs_a_gpu():
+def test_tune_says_in_one_line_that_it_needs_a_gpu_and_skips():
     proc = subprocess.run([sys.executable, "-m", "phase24", "tune", "gemm"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
-    assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr  # the pages' GPU commands
     assert proc.stdout.startswith("No GPU here: tuning times gemm's rungs") and \
         proc.stdout.count("\n") == 1, proc.stdout
 

@@ -37,12 +37,10 @@ WORDS = {
 }
 
 CAPTION = {
-    "en": ("{what}: TFLOP/s and, in brackets, the percentage of cuBLAS (`cublas`, the same shape in "
-           "the same run{tf32}). `-`: not timed on that shape (the JSON's `refused` list says why)."
-           "{roof} {gpu}."),
-    "es": ("{what}: TFLOP/s y, entre paréntesis, el porcentaje de cuBLAS (`cublas`, la misma forma "
-           "en la misma ejecución{tf32}). `–`: sin medir en esa forma (la lista `refused` del JSON "
-           "dice por qué).{roof} {gpu}."),
+    "en": "{what}: TFLOP/s (in brackets, % of cuBLAS's in the same run{tf32}). `-`: not timed (the "
+          "JSON's `refused` says why).{roof} {gpu}.",
+    "es": "{what}: TFLOP/s (entre paréntesis, % de los de cuBLAS en la misma ejecución{tf32}). `–`: "
+          "sin medir (`refused` en el JSON dice por qué).{roof} {gpu}.",
 }
 WHAT = {
     "en": {"squares": "{dtype}, square products M = N = K",
