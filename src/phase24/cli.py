@@ -242,7 +242,7 @@ def cmd_profile(args) -> int:
                       f"are in results/h200/{op.name}/profiles/ (*.md summaries, *.ncu-rep.xz for "
                       "ncu-ui).[/]")
         return 0
-    out = Path(args.out) if args.out else RESULTS / "h200" / op.name / "profiles"
+    out = Path(args.out) if args.out else prof.folder(op.name)
     if args.resummarise:
         for s in prof.resummarise(op.name, out):
             console.print(prof.markdown(s))

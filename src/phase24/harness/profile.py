@@ -62,6 +62,13 @@ class ProfileError(RuntimeError):
     pass
 
 
+def folder(op_name: str) -> Path:
+    """Where this GPU's profiles of ``op_name`` are recorded: results/<gpu>/<op>/profiles/."""
+    from phase24.core.provenance import REPO, gpu_info, gpu_slug
+
+    return REPO / "results" / gpu_slug(gpu_info()["gpu"]) / op_name / "profiles"
+
+
 def ncu_path() -> str:
     path = shutil.which("ncu")
     if not path:

@@ -19,10 +19,6 @@ from phase24.core.provenance import REPO
 RESULTS = REPO / "results"
 
 
-def result_path(folder: Path, op: Op) -> Path:
-    return folder / op.name / f"{op.name}.json"
-
-
 def save(op: Op, result: dict, folder: Path) -> tuple[Path, Path]:
     """Write ``result`` as folder/<op>.json and its plot as folder/<op>.png."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,9 @@ def _kernel(source: str, name: str) -> Kernel:
     return load_kernel(SOURCE_DIR / source, name)
 
 
+HOPPER_SMS = 132  # an H100 SXM's or an H200's multiprocessors: v5's choice where no GPU is seen
+
+
 def sm_count(device=None) -> int:
     """Multiprocessors of `device` (torch's current device if None)."""
     return gpu(device).sm_count
@@ -138,7 +141,7 @@ def v5_choose(m: int, n: int, dtype, device=None) -> tuple[int, int, int] | None
     fits = [(t, k, c) for t, k, c in configs("v5", dtype) if t * k * c >= slots]
     if not fits:
         return None
-    want = 2 * sm_count(device) if torch.cuda.is_available() else 264
+    want = 2 * (sm_count(device) if torch.cuda.is_available() else HOPPER_SMS)
 
     def cost(tkc):
         t, k, c = tkc
