@@ -93,16 +93,18 @@ def ladder_table(data: dict, lang: str = "en") -> str:
     def few(us: list) -> str:
         return " / ".join("-" if u is None else num(u, 1) for u in us)
 
-    lines = ["| rung | adds | bulk rows | float32, % of copy | bfloat16, % of copy | "
-             "few rows, float32, us | few rows, bfloat16, us |" if en else
-             "| peldaño | añade | filas de las formas grandes | float32, % de la copia | "
-             "bfloat16, % de la copia | pocas filas, float32, µs | pocas filas, bfloat16, µs |",
-             "|---|---|---|---|---|---|---|"]
+    # two tables, one question each, narrow enough for a phone: the bulk rows, then the few rows
+    bulk = ["| rung | adds | bulk rows, N | float32, % of copy | bfloat16, % of copy |" if en else
+            "| peldaño | añade | filas grandes, N | float32, % de la copia | "
+            "bfloat16, % de la copia |", "|---|---|---|---|---|"]
+    few_rows = ["| rung | few rows, float32, us | few rows, bfloat16, us |" if en else
+                "| peldaño | pocas filas, float32, µs | pocas filas, bfloat16, µs |", "|---|---|---|"]
     for impl, (_, (lo, hi), adds) in TRITON_RUNGS.items():
         f = triton_figures(data, impl)
-        lines.append(f"| `{impl}` | {adds if en else ADDS_ES[impl]} | N = {lo}{dash}{hi} | "
-                     f"{span(*f['fp32'][:2])} | {span(*f['bf16'][:2])} | {few(f['fp32'][2])} | "
-                     f"{few(f['bf16'][2])} |")
+        bulk.append(f"| `{impl}` | {adds if en else ADDS_ES[impl]} | {lo}{dash}{hi} | "
+                    f"{span(*f['fp32'][:2])} | {span(*f['bf16'][:2])} |")
+        few_rows.append(f"| `{impl}` | {few(f['fp32'][2])} | {few(f['bf16'][2])} |")
+    lines = bulk + [""] + few_rows
     if en:
         few_shapes = ", ".join(f"{m}x{n}" for m, n in FEW)
         lines.append(f"\nFew rows: {few_shapes}. {data['gpu']}, copy "
@@ -232,39 +234,10 @@ def gemm_pages(path: Path, docs: Path = ROOT / "docs", rungs_path: Path = GEMM_R
     return out
 
 
-def rewrite(text: str, lines: list[str], mark: str) -> str:
-    src = text.splitlines()
-    prefix = mark.split(" ")[0] + " "
-    if any(s.startswith(mark) for s in src):
-        i = next(k for k, s in enumerate(src) if s.startswith(mark))
-        j = i + 1
-        while j < len(src) and src[j].startswith(prefix) and "--8<--" not in src[j] \
-                and not src[j].startswith(prefix + "Measured") and _continues(src[j], prefix):
-            j += 1
-        src[i:j] = lines
-    else:  # a new Triton rung: right after the module docstring
-        i = next(k for k, s in enumerate(src) if k > 0 and s.rstrip().endswith('"""'))
-        src[i + 1:i + 1] = lines
-    return "\n".join(src) + "\n"
-
-
-def _continues(line: str, prefix: str) -> bool:
-    body = line[len(prefix):]
-    return body.startswith(("bulk rows", "few rows", "fp32 "))
-
-
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     run = json.loads(RUN.read_text())
-    targets = []  # the Triton rungs state no figures (results/h200/softmax/triton_rungs_history.md)
     stale = []
-    for path, lines, mark in targets:
-        text = path.read_text()
-        new = rewrite(text, lines, mark)
-        if new != text:
-            stale.append(path.name)
-            if not check:
-                path.write_text(new)
     for table, text in tables(run).items():
         if not table.exists() or table.read_text() != text:
             stale.append(table.name)

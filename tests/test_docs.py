@@ -868,6 +868,13 @@ def test_the_notebook_check_finds_each_kind():
     assert notebook_problems("results/h200/softmax.json and 2097152x128") == []
 
 
+def table_head(lines: list[str], n: int) -> bool:
+    """Whether line ``n`` (from 1) of a generated table file is a table's header or its separator
+    line (a file may hold several tables, one question each, separated by a blank line)."""
+    before = [lines[k - 1] if k >= 1 else "" for k in (n - 1, n - 2)]
+    return lines[n - 1].startswith("|") and not all(b.startswith("|") for b in before)
+
+
 def test_line_ranges_of_generated_tables_pick_a_rung_and_its_caption():
     """The labs' reveals include single rows of the generated ladder tables by line number
     (`results/h200/cuda_ladder.md:1:2,4:4`): each range must still pick the header, a row that
@@ -885,7 +892,7 @@ def test_line_ranges_of_generated_tables_pick_a_rung_and_its_caption():
                 a, b = (int(x) for x in part.split(":"))
                 for n in range(a, b + 1):
                     line = lines[n - 1]
-                    ok = (n <= 2 and line.startswith("|")) or re.match(r"^\| `(cuda|triton)[\w-]*` \|", line) \
+                    ok = table_head(lines, n) or re.match(r"^\| `(cuda|triton)[\w-]*` \|", line) \
                         or re.match(r"^\| (float32|bfloat16|float16) \| \d+(x|\s×\s)\d+ \|", line) \
                         or (n == len(lines) and not line.startswith("|"))
                     if not ok:

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_docs import table_head
 
 from phase24.gemm.tables import (NBSP, group_of, implementations, roofline_tflops, table,
                                  table_files)
@@ -79,7 +80,7 @@ def test_cells_give_tflops_and_the_share_of_cublas():
     assert "| `triton` | 48.0 (96%) |" in lines
     assert "| `triton-v3` | - |" in lines  # not timed on that shape
     layer = table(synthetic_run(), "bfloat16", "layer").splitlines()
-    assert layer[0] == "| implementation | 4096x11008x4096 |"
+    assert layer[0] == "| implementation | 4096 × 11008 × 4096 |"  # spaces: a phone wraps it
     assert "| `cublas` | 700 |" in layer and "| `cuda-naive` | - |" in layer
     caption = text.strip().splitlines()[-1]
     assert "TF32 off" in caption and caption.endswith(" NVIDIA H200.")
@@ -107,7 +108,7 @@ def test_spanish_tables_are_localised():
         assert not re.search(r"\d%", text), f"{name}: % without its space"
     es = table(synthetic_run(), "float32", "squares", "es")
     assert f"| `cuda-naive` | 0,50 (1,0{NBSP}%) |" in es
-    assert f"4096{NBSP}×{NBSP}11008{NBSP}×{NBSP}4096" in table(synthetic_run(), "float32", "layer", "es")
+    assert "| 4096 × 11008 × 4096 |" in table(synthetic_run(), "float32", "layer", "es")
 
 
 def test_a_group_the_run_lacks_has_no_table():
@@ -174,7 +175,7 @@ def include_problems(page: str, text: str, root: Path = ROOT) -> list[str]:
             a, b = (int(x) for x in part.split(":"))
             for n in range(a, b + 1):
                 line = lines[n - 1] if n <= len(lines) else ""
-                ok = (n <= 2 and line.startswith("|")) or re.match(r"^\| (`[\w-]+`|memory roofline|"
+                ok = table_head(lines, n) or re.match(r"^\| (`[\w-]+`|memory roofline|"
                                                                    r"\*roofline\* de memoria) \|", line) \
                     or (n == len(lines) and line and not line.startswith("|"))
                 if not ok:
@@ -304,3 +305,35 @@ def test_the_rungs_run_is_among_the_recorded_runs(tmp_path, monkeypatch):
     runs = report.recorded(get("gemm"))
     assert [p.relative_to(tmp_path).as_posix() for p, _ in runs] == [
         "h200/gemm/gemm.json", "h200/gemm/rungs/gemm.json"]  # newest first
+
+
+def test_a_group_wider_than_a_phone_is_split_into_tables_of_every_row():
+    """Seven decode shapes make three tables of at most three shapes (COLUMNS), each with every
+    row and the roofline's, one caption below them; a placeholder includes each table's header
+    and the rows asked for, and the caption once."""
+    run = synthetic_run()
+    shapes7 = [(m, n, 4096) for m in (1, 16, 64) for n in (4096, 11008)] + [(16, 4096, 14336)]
+    run["records"] = [r for r in run["records"] if r["M"] > 64] + [
+        _record(impl, "float32", s, 10.0) for impl in ("cublas", "cuda", "triton") for s in shapes7]
+    text = table(run, "float32", "decode")
+    tables = [t for t in text.split("\n\n") if t.startswith("|")]
+    assert [t.splitlines()[0].count("×") // 2 for t in tables] == [3, 3, 1]
+    rows = [[line.split(" | ")[0] for line in t.splitlines()[2:]] for t in tables]
+    assert rows[0] == rows[1] == rows[2] and rows[0][-1] == "| memory roofline", rows
+    assert {"| `cublas`", "| `cuda`", "| `triton`"} <= set(rows[0])
+    assert text.count("TFLOP/s") == 1 and not text.splitlines()[-1].startswith("|")
+    made = includes("float32 decode, rows cublas triton and the memory roofline", "en",
+                    {"float32_decode.md": text})
+    lines = text.splitlines()
+    spans = [m for m in made if m.strip()]
+    assert len(spans) == 4 and spans[-1].endswith(f':{len(lines)}:{len(lines)}"'), made
+    start = 0
+    for spec, t in zip(spans, tables):
+        head = lines.index(t.splitlines()[0], start) + 1
+        start = head
+        picked = [head + 1 + i for i, name in enumerate(rows[0], start=1)
+                  if name in ("| `cublas`", "| `triton`", "| memory roofline")]
+        want = [head, head + 1] + picked
+        got = [n for part in spec.split(":", 1)[1].rstrip('"').split(",")
+               for a, b in [part.split(":")] for n in range(int(a), int(b) + 1)]
+        assert got == want, (spec, want)

@@ -24,15 +24,17 @@ from phase24.core.spanish import NBSP, es_number
 
 ELEMENT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 GROUPS = ("squares", "layer", "decode")
+# Shape columns a table holds and still fits a 400 px phone's column (a cube's header is short)
+COLUMNS = {"squares": 6, "layer": 3, "decode": 3}
 DECODE_M = 64  # a shape with M at most this (and not square) is a decode shape
 TABLES = "results/h200/gemm"        # the standard sweep's run and its tables
 RUNGS = TABLES + "/rungs"           # the rungs' run and its tables
 RUN = TABLES + "/gemm.json"
 
 WORDS = {
-    "en": dict(impl="implementation", roofline="memory roofline", x="x", dash="-",
+    "en": dict(impl="implementation", roofline="memory roofline", x=" × ", dash="-",
                num=lambda v, d: f"{v:.{d}f}", pct="{p}%"),
-    "es": dict(impl="implementación", roofline="*roofline* de memoria", x=f"{NBSP}×{NBSP}",
+    "es": dict(impl="implementación", roofline="*roofline* de memoria", x=" × ",
                dash="–", num=es_number, pct=f"{{p}}{NBSP}%"),
 }
 
@@ -110,20 +112,10 @@ def _pct(p: float, lang: str) -> str:
     return w["pct"].format(p=w["num"](p, 0 if p >= 10 else 1))
 
 
-def _shape_head(shape: tuple[int, int, int], lang: str) -> str:
-    m, n, k = shape
-    return f"{m}³" if m == n == k else WORDS[lang]["x"].join(map(str, shape))
-
-
-def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
-    """One dtype's table for one group of shapes (module docstring), with its caption (the GPU;
-    the page's one note on where its numbers come from names the run)."""
+def _chunk(result: dict, recs: dict, dtype: str, group: str, cols: list, lang: str) -> str:
+    """One table: a row per implementation (and the memory roofline's for decode shapes), a column
+    per shape of ``cols``."""
     w = WORDS[lang]
-    cols = shapes(result, dtype, group)
-    if not cols:
-        raise ValueError(f"the run has no {group} shapes in {dtype}")
-    recs = {(r["impl"], (r["M"], r["N"], r["K"])): r for r in result["records"]
-            if r["dtype"] == dtype}
     lines = [f"| {w['impl']} | " + " | ".join(_shape_head(s, lang) for s in cols) + " |",
              "|---|" + "---:|" * len(cols)]
     for impl in implementations(result):
@@ -137,7 +129,6 @@ def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
             else:
                 cells.append(f"{_tf(tflops(r), lang)} ({_pct(100 * tflops(r) / tflops(base), lang)})")
         lines.append(f"| `{impl}` | " + " | ".join(cells) + " |")
-    roof = ""
     if group == "decode":
         cells = []
         for s in cols:
@@ -145,7 +136,29 @@ def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
             cells.append(_tf(v, lang) if base is None else
                          f"{_tf(v, lang)} ({_pct(100 * v / tflops(base), lang)})")
         lines.append(f"| {w['roofline']} | " + " | ".join(cells) + " |")
-        roof = ROOF[lang].format(copy=f"{result['copy_gbps']:.0f}")
+    return "\n".join(lines)
+
+
+def _shape_head(shape: tuple[int, int, int], lang: str) -> str:
+    m, n, k = shape
+    return f"{m}³" if m == n == k else WORDS[lang]["x"].join(map(str, shape))
+
+
+def table(result: dict, dtype: str, group: str, lang: str = "en") -> str:
+    """One dtype's table for one group of shapes (module docstring), with its caption (the GPU;
+    the page's one note on where its numbers come from names the run). A group with more shapes
+    than a phone's column holds (COLUMNS) is written as several tables of consecutive shapes, each
+    with every row, one caption below them all."""
+    cols = shapes(result, dtype, group)
+    if not cols:
+        raise ValueError(f"the run has no {group} shapes in {dtype}")
+    recs = {(r["impl"], (r["M"], r["N"], r["K"])): r for r in result["records"]
+            if r["dtype"] == dtype}
+    step = COLUMNS[group]
+    chunks = [_chunk(result, recs, dtype, group, cols[i:i + step], lang)
+              for i in range(0, len(cols), step)]
+    lines = "\n\n".join(chunks).splitlines()
+    roof = ROOF[lang].format(copy=f"{result['copy_gbps']:.0f}") if group == "decode" else ""
     what = WHAT[lang][group].format(dtype=dtype)
     lines.append("\n" + CAPTION[lang].format(
         what=what, tf32=TF32[lang] if dtype == "float32" else "", roof=roof,
@@ -229,22 +242,38 @@ def includes(spec: str, lang: str, tables: dict[str, str], indent: str = "",
         left = list(names)
         for folder, files in ((TABLES, tables), (RUNGS, rungs or {})):
             lines = files.get(name, "").splitlines()
-            rows = {m[1]: i for i, line in enumerate(lines, start=1)
-                    if (m := re.match(r"^\| `([\w-]+)` \|", line))}
-            found = [n for n in left if n in rows and n != "cublas"]
+            chunks = _chunks(lines)
+            found = [n for n in left if chunks and n in chunks[0][1] and n != "cublas"]
             if not found:
                 continue
-            wanted = [rows[n] for n in names if n in rows and (n == "cublas" or n in found)]
-            if roofline and group == "decode":
-                wanted += [i for i, line in enumerate(lines, start=1) if ROOFLINE_ROW.match(line)]
-            out += ["", f'{indent}--8<-- "{folder}/{name}:{_spans([1, 2] + wanted)}"', "",
-                    f'{indent}--8<-- "{folder}/{name}:{len(lines)}:{len(lines)}"']
+            for head, rows, roof in chunks:
+                wanted = [rows[n] for n in names if n in rows and (n == "cublas" or n in found)]
+                if roofline and group == "decode":
+                    wanted += roof
+                out += ["", f'{indent}--8<-- "{folder}/{name}:{_spans([head, head + 1] + wanted)}"']
+            out += ["", f'{indent}--8<-- "{folder}/{name}:{len(lines)}:{len(lines)}"']
             shown.update(found)
             left = [n for n in left if n not in found]
     missing = [n for n in names if n not in shown and n != "cublas"]
     if missing and tables:
         names_md = ", ".join(f"`{n}`" for n in missing)
         out += ["", indent + MISSING[lang].format(names=names_md)]
+    return out
+
+
+def _chunks(lines: list[str]) -> list[tuple[int, dict[str, int], list[int]]]:
+    """The tables of a table file: (its header's line number, {implementation: line number},
+    [the memory roofline's line number]) each, numbered from 1."""
+    out: list[tuple[int, dict[str, int], list[int]]] = []
+    for i, line in enumerate(lines, start=1):
+        if not line.startswith("|"):
+            continue
+        if i == 1 or not lines[i - 2].startswith("|"):
+            out.append((i, {}, []))
+        elif m := re.match(r"^\| `([\w-]+)` \|", line):
+            out[-1][1][m[1]] = i
+        elif ROOFLINE_ROW.match(line):
+            out[-1][2].append(i)
     return out
 
 

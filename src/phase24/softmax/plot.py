@@ -3,10 +3,11 @@ the row length on the bulk shapes.
 
 * plot_bench: the whole run, each ladder rung by rung, then the entries side by side (the full
   ladder, which the pages link to).
-* plot_lab: the figure a lab shows, only that lab's rungs (at most six lines a panel), one panel
-  per data type, its text large enough to read at the width of a page, in the page's language.
-  ``python -m phase24.softmax.plot`` draws every lab's figure, in English and Spanish, from the
-  committed run (results/h200/softmax.json) into results/h200/; no GPU is needed.
+* plot_lab: a figure a lab shows, only that lab's rungs (at most six lines) in one data type: one
+  panel drawn for a phone's column (600 px wide, 12 pt text, the legend below the axes), in the
+  page's language. ``python -m phase24.softmax.plot`` draws every lab's figures, one per dtype,
+  in English and Spanish (STEM.DTYPE.png, STEM.DTYPE.es.png), from the committed run
+  (results/h200/softmax.json) into results/h200/; no GPU is needed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def panels(impls: list[str]) -> list[tuple[str, list[str]]]:
     ours = set(cuda) | set(triton)
     return [(title, names) for title, names in (
         ("CUDA C ladder", cuda), ("Triton ladder", triton),
-        ("side by side", [i for i in impls if i not in ours] + [i for i in ("cuda", "triton") if i in impls]),
+        ("side by side", [i for i in impls if i not in ours]
+         + [i for i in ("cuda", "triton") if i in impls]),
     ) if names]
 
 
@@ -54,13 +56,14 @@ def plot_bench(result: dict, path: Path, is_bulk) -> Path:
     bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"])]
     dtypes = sorted({r["dtype"] for r in bulk}, reverse=True) or ["float32"]
     cols = panels(list(dict.fromkeys(r["impl"] for r in bulk))) or [("", [])]
-    fig, axes = plt.subplots(len(dtypes), len(cols), figsize=(5.2 * len(cols), 3.6 * len(dtypes) + 1.6),
-                             sharex=True, sharey=True, squeeze=False)
+    fig, axes = plt.subplots(len(dtypes), len(cols), sharex=True, sharey=True, squeeze=False,
+                             figsize=(5.2 * len(cols), 3.6 * len(dtypes) + 1.6))
     for row, dt in enumerate(dtypes):
         for col, (title, names) in enumerate(cols):
             ax = axes[row][col]
             for impl in names:
-                pts = sorted((r["N"], r["gbps"]) for r in bulk if r["impl"] == impl and r["dtype"] == dt)
+                pts = sorted((r["N"], r["gbps"]) for r in bulk
+                             if r["impl"] == impl and r["dtype"] == dt)
                 if pts:
                     ax.plot(*zip(*pts), marker="o", ms=2.5, label=impl, **_style(impl, names))
             ax.axhline(result["copy_gbps"], color="tab:blue", lw=1, alpha=0.6,
@@ -90,60 +93,87 @@ LAB_PLOTS = {
     "softmax_hopper_cuda": (["cuda-v5", "cuda-v7", "cuda-v8", "cuda-v9", "cuda-v10", "cuda"],
                             {"en": "the cluster rungs",
                              "es": "los peldaños con clusters"}),
-    "softmax_hopper_triton": (["triton-v2", "triton-v3", "triton-v4", "triton-v5", "triton", "cuda"],
+    "softmax_hopper_triton": (["triton-v2", "triton-v3", "triton-v4", "triton-v5", "triton",
+                               "cuda"],
                               {"en": "the Triton rungs for long rows",
                                "es": "los peldaños Triton para filas largas"}),
 }
 MAX_LINES = 6
+DTYPES = ("float32", "bfloat16")
 WORDS = {
     "en": {"on": "on", "gbps": "GB/s (bytes read + written)", "n": "N (row length), M = 2^28 / N",
            "copy": "copy"},
-    "es": {"on": "en", "gbps": "GB/s (bytes leídos + escritos)", "n": "N (longitud de fila), M = 2^28 / N",
-           "copy": "copia"},
+    "es": {"on": "en", "gbps": "GB/s (bytes leídos + escritos)",
+           "n": "N (longitud de fila), M = 2^28 / N", "copy": "copia"},
 }
-TEXT_PT = 13  # at 100 dpi and 1000 px wide: 18 px letters, 10 px at the 0.55 of its width a phone shows
+# A page's figure is one panel drawn for a phone's column: 600 px wide at 100 dpi, so that a 400 px
+# phone shows it at 0.57 of its width even inside a reveal (a 342 px column; 368 px outside one);
+# 12 pt text is 17 px in the PNG, 9.5 px on that phone.
+FIGSIZE, DPI, TEXT_PT = (6.0, 4.8), 100, 12
 
 
-def plot_lab(result: dict, path: Path, is_bulk, impls: list[str], what: str = "",
-             lang: str = "en") -> Path:
-    """GB/s against N on the bulk shapes for a few implementations (at most MAX_LINES): a panel per
-    dtype side by side, the copy as a line, large text; labels in ``lang`` (en or es). The title
-    says the GPU and the date of the run, never its commit."""
-    if len(impls) > MAX_LINES:
-        raise ValueError(f"{len(impls)} lines in one panel; a lab's figure has at most {MAX_LINES}")
+def page_axes(title: str, height: float = FIGSIZE[1]):
+    """A one-panel figure of a page, its layout fitted when it is saved (constrained)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    w = WORDS[lang]
-    bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"]) and r["impl"] in impls]
-    dtypes = sorted({r["dtype"] for r in bulk}, reverse=True) or ["float32"]
-    fig, axes = plt.subplots(1, len(dtypes), figsize=(10, 4.6), sharey=True, squeeze=False)
-    for col, dt in enumerate(dtypes):
-        ax = axes[0][col]
-        for impl in impls:
-            pts = sorted((r["N"], r["gbps"]) for r in bulk if r["impl"] == impl and r["dtype"] == dt)
-            if pts:
-                ax.plot(*zip(*pts), marker="o", ms=4, label=impl, **_lab_style(impl, impls))
-        copy = f"{result['copy_gbps']:.0f}"
-        ax.axhline(result["copy_gbps"], color="tab:blue", lw=1.2, alpha=0.6, ls="-.",
-                   label=f"{w['copy']} {copy} GB/s")
-        ax.set_xscale("log", base=2)
-        ax.set_title(dt, fontsize=TEXT_PT)
-        ax.grid(alpha=0.3)
-        ax.tick_params(labelsize=TEXT_PT - 2)
-        ax.set_xlabel(w["n"], fontsize=TEXT_PT - 1)
-        if col == 0:
-            ax.set_ylabel(w["gbps"], fontsize=TEXT_PT - 1)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=TEXT_PT - 1, frameon=False)
-    title = f"softmax {w['on']} {result['gpu']}"
-    fig.suptitle(f"{title}: {what}" if what else title, fontsize=TEXT_PT)
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
-    fig.savefig(path, dpi=100)
+    fig, ax = plt.subplots(figsize=(FIGSIZE[0], height), dpi=DPI, layout="constrained")
+    ax.set_title(title, fontsize=TEXT_PT)
+    ax.grid(alpha=0.3)
+    ax.tick_params(labelsize=TEXT_PT)
+    return fig, ax
+
+
+def save_page(fig, ax, path: Path) -> Path:
+    """The legend below the axes, outside the plotted lines (3 columns fit 600 px), then the PNG at
+    its natural size (no tight bounding box, which would change the width)."""
+    import matplotlib.pyplot as plt
+
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=TEXT_PT,
+               frameon=False, handlelength=1.8, columnspacing=1.2)
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
+
+
+def _n_label(n: float, _pos=None) -> str:
+    """128, 256, 512, 1K ... 256K: plain numbers, as large as the tick's text (no exponents)."""
+    return f"{n / 1024:.0f}K" if n >= 1024 else f"{n:.0f}"
+
+
+def plot_lab(result: dict, path: Path, is_bulk, impls: list[str], what: str = "",
+             lang: str = "en", dtype: str = "float32") -> Path:
+    """GB/s against N on the bulk shapes for a few implementations (at most MAX_LINES) in one
+    dtype: one panel, the copy as a line, the legend below; labels in ``lang`` (en or es). The
+    title says the GPU and the dtype, never the run's date or commit. The y axis is the same for
+    every dtype of a figure (0 to the highest of them), as the side-by-side panels had."""
+    if len(impls) > MAX_LINES:
+        raise ValueError(f"{len(impls)} lines in one panel; a lab's figure has at most {MAX_LINES}")
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    w = WORDS[lang]
+    bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"]) and r["impl"] in impls]
+    title = f"softmax {w['on']} {result['gpu']}, {dtype}"
+    fig, ax = page_axes(f"{title}:\n{what}" if what else title)
+    for impl in impls:
+        pts = sorted((r["N"], r["gbps"]) for r in bulk if r["impl"] == impl and r["dtype"] == dtype)
+        if pts:
+            ax.plot(*zip(*pts), marker="o", ms=4, label=impl, **_lab_style(impl, impls))
+    copy = result["copy_gbps"]
+    ax.axhline(copy, color="tab:blue", lw=1.2, alpha=0.6, ls="-.",
+               label=f"{w['copy']} {copy:.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ns = sorted({r["N"] for r in bulk}) or [128, 262144]
+    ax.xaxis.set_major_locator(FixedLocator(ns[::2] if len(ns) > 7 else ns))
+    ax.xaxis.set_major_formatter(FuncFormatter(_n_label))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(0, 1.05 * max([copy] + [r["gbps"] for r in bulk]))
+    ax.set_xlabel(w["n"], fontsize=TEXT_PT)
+    ax.set_ylabel(w["gbps"], fontsize=TEXT_PT)
+    return save_page(fig, ax, path)
 
 
 def _lab_style(impl: str, names: list[str]) -> dict:
@@ -154,13 +184,16 @@ def _lab_style(impl: str, names: list[str]) -> dict:
     return dict(color=RUNG_COLORS[rungs.index(impl) % len(RUNG_COLORS)], ls="-", lw=1.8)
 
 
+def lab_png(folder: Path, stem: str, dtype: str, lang: str) -> Path:
+    """STEM.DTYPE.png (English) or STEM.DTYPE.es.png (Spanish)."""
+    return folder / f"{stem}.{dtype}{'.es' if lang == 'es' else ''}.png"
+
+
 def plot_labs(result: dict, folder: Path, is_bulk) -> list[Path]:
-    """Every lab's figure in both languages: NAME.png (English) and NAME.es.png (Spanish)."""
-    out = []
-    for stem, (impls, what) in LAB_PLOTS.items():
-        for lang, suffix in (("en", ""), ("es", ".es")):
-            out.append(plot_lab(result, folder / f"{stem}{suffix}.png", is_bulk, impls, what[lang], lang))
-    return out
+    """Every lab's figures, one per dtype, in both languages (lab_png names them)."""
+    dtypes = [d for d in DTYPES if any(r["dtype"] == d for r in result["records"])]
+    return [plot_lab(result, lab_png(folder, stem, dt, lang), is_bulk, impls, what[lang], lang, dt)
+            for stem, (impls, what) in LAB_PLOTS.items() for dt in dtypes for lang in ("en", "es")]
 
 
 if __name__ == "__main__":
