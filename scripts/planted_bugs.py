@@ -194,7 +194,7 @@ BUGS = [
         ("tests/test_grader.py::test_a_file_that_computes_around_the_guard_is_seen"
          "[forges the launch range]",), False),
     Bug("timing-unwatched", "a timed call of a Triton file is not judged by the run's profiler",
-        "src/phase24/harness/learner_py.py",
+        "src/phase24/core/learner_py.py",
         "                result = timing.call(abi.function, path.name, own, lambda: "
         "guarded(*args))",
         "                result = guarded(*args)",
@@ -210,7 +210,7 @@ BUGS = [
         ("tests/test_grader.py::test_a_file_that_computes_around_the_guard_is_seen"
          "[memory by address]",), False),
     Bug("no-kernel-witness", "a learner's call is not watched by the profiler",
-        "src/phase24/harness/learner_py.py", "            elif witness:",
+        "src/phase24/core/learner_py.py", "            elif witness:",
         "            elif False:",
         ("tests/test_grader_gpu.py::test_a_graph_of_torch_replayed_inside_the_call_is_seen_by_"
          "the_profiler",), True),

@@ -95,10 +95,10 @@ def test_a_cheating_triton_file_is_refused_with_its_reason(name, verdict, passed
 @interpreter
 def test_a_file_that_patches_the_operations_checker_fails(tmp_path):
     path = mine(tmp_path, "patches.py", GOOD_PY + "\nimport phase24.gemm.spec as _s\n"
-                "_s.reference = lambda *a, **k: None\n")
+                "_s.Gemm.reference = lambda *a, **k: None\n")
     rc, out = grade(path, "--dtype", "float32", "--case", "64x64")
     assert rc == 1, out
-    assert "FAIL: the file changed the grader's code (phase24.gemm.spec.reference)" in out, out
+    assert "FAIL: the file changed the grader's code (phase24.gemm.spec.Gemm.reference)" in out, out
     assert " passed, " not in out, out
 
 
@@ -238,7 +238,7 @@ def test_a_cu_files_kernel_is_launched_with_its_tile_and_threads(tmp_path, monke
     block of THREADS threads per TILE_M x TILE_N tile of C, partial tiles included."""
     from phase24.gemm import learner_cuda
     from phase24.gemm.args import GemmArgumentError
-    from phase24.harness import learner_cu
+    from phase24.core import learner_cu
 
     seen = []
 

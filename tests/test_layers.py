@@ -1,5 +1,6 @@
 """The package's layers, read from its imports: core/, bridge/ and emulator/ (bridge's counterpart
-on a CPU, which keeps its builds in bridge's cache folder) below everything, the harness
+on a CPU, which keeps its builds in bridge's cache folder; core's loader of a learner's CUDA C
+file builds it with either) below everything, the harness
 (the commands' machinery) below the operations, which take it by name (harness/ops.py); no
 operation imports another, and the packages' graph has no circle."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 OPERATIONS = {"softmax", "gemm", "minigpt"}
-MAY_IMPORT = {"bridge": set(), "emulator": {"bridge"}, "core": {"bridge"},
+MAY_IMPORT = {"bridge": set(), "emulator": {"bridge"}, "core": {"bridge", "emulator"},
               "harness": {"core", "bridge", "emulator"}}
 
 

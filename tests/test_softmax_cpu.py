@@ -270,7 +270,6 @@ def test_checker_fails_an_implementation_that_writes_its_input():
 def test_the_implementation_runs_before_any_reference_is_computed():
     """So that it cannot find the reference's freed memory; the inputs are then checked byte for
     byte, so the reference is still that of the inputs as they were made."""
-    import dataclasses
 
     order = []
 
@@ -282,7 +281,8 @@ def test_the_implementation_runs_before_any_reference_is_computed():
         order.append("call")
         return out.copy_(torch.softmax(x, -1))
 
-    op = dataclasses.replace(OP, reference=reference)
+    op = type("Watched", (type(OP),), {"reference": lambda self, *inputs, rows=None:
+                                        reference(*inputs, rows=rows)})()
     assert check_case(op, "right", right, plain(8, 100), torch.float32, "cpu", seed=2).ok
     assert order == ["call"] * 3 + ["reference"] * 2, order
 

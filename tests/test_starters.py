@@ -70,7 +70,7 @@ def test_a_solution_passes_its_check(op, name):
 def test_a_launch_shape_may_be_an_expression_of_the_files_defines():
     """The GEMM rungs' THREADS is BM * BN / TM: read as C reads it, or refused by name (a value
     the checker cannot read would launch the default 256 threads against a 512-thread kernel)."""
-    from phase24.harness.learner_cu import LearnerCudaError, defines
+    from phase24.core.learner_cu import LearnerCudaError, defines
 
     source = "#define BM 64\n#define TM 8\n#define THREADS (BM * 64 / TM)  // 512\n"
     assert defines(source, {"THREADS": 256, "ROWS_PER_BLOCK": 1}) == {"THREADS": 512,

@@ -1,9 +1,9 @@
 """What an operation gives the lab's commands: the protocol every operation package fills in.
 
-An operation (softmax, gemm) is a package with a ``spec.py`` that builds one
-``Op``. The commands (check, bench, profile, results, the grader) take an Op by name and know
-nothing else about it: they make its cases, call its implementations, compare with its float64
-reference, time it against its ceiling and write its records.
+An operation (softmax, gemm) is a package with a ``spec.py`` that defines a subclass of ``Op``
+and its one instance, ``OP``. The commands (check, bench, profile, results, the grader) take an
+Op by name and know nothing else about it: they make its cases, call its implementations,
+compare with its float64 reference, time it against its ceiling and write its records.
 
 An implementation is ``fn(*inputs, out=None) -> tensor``; ``out``, when given, is a contiguous
 tensor of the result's shape that the implementation must fill (the checker hands in one it has
@@ -12,7 +12,6 @@ poisoned, with guard regions around it).
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -37,41 +36,103 @@ class Comparison(NamedTuple):
     why: str
 
 
-@dataclasses.dataclass(frozen=True)
 class Op:
-    name: str
-    # name -> fn(*inputs, out=None); the first is the baseline that speed-ups are taken against
-    implementations: Callable[[], dict]
-    # what ``compare`` takes as ``ref``, for the inputs (only the rows ``rows`` of the result,
-    # when given): the float64 result, and whatever else the operation's error bound needs
-    reference: Callable[..., object]
-    pick: Callable[[torch.Tensor, object], torch.Tensor]  # rows `rows` of an output
-    result_like: Callable[[tuple], tuple]        # inputs -> (shape, dtype) of the result
-    rows: Callable[[tuple], int]                 # inputs -> rows of the result (for sampling)
-    compare: Callable[[torch.Tensor, object, torch.dtype], Comparison]
-    tolerances: str                              # in words, for the checker's header
-    cases: Callable[[bool], list[Case]]          # the checker's cases (on a GPU: True)
-    big_case: Callable[[], Case]                 # a case past 2^31 elements (--big)
-    # the benchmark: its shapes, the inputs of one shape, the bytes it must move at least
-    shapes: Callable[[], list[tuple]]
-    parse_shape: Callable[[str], tuple]
-    shape_fields: tuple[str, ...]                # names of a shape's sizes in the records
-    make_inputs: Callable[[tuple, torch.dtype], tuple]
-    bytes_moved: Callable[[tuple, torch.dtype], int]
-    bench_dtypes: tuple[str, ...]
-    peers: Callable[[], dict]                    # other libraries' implementations found here
-    which: Callable[[str, tuple], str | None]    # what an implementation launches, in words
-    not_here: Callable[[str], str | None]        # why one cannot be checked on this machine
-    learner: Callable[..., tuple]  # (a learner's file, timing=False) -> (fn, notes, dtypes)
-    plot: Callable[[dict, Path], Path]
-    profiles: tuple[tuple[str, str], ...]        # (implementation, shape) the chapter records
-    build_jobs: Callable[[list[str]], list[tuple[Path, str]]]  # kernel files x targets
-    hopper_only: Callable[[], set[str]]
-    main: tuple[str, ...]                        # the implementations shown by default
-    markdown: Callable[[dict], str]              # a run's tables, as `results OP --markdown` prints
-    extra_name: str = "extra"                    # the checker's column for Comparison.extra
-    few_shapes: tuple = ()                       # shapes where a caller's per-call time counts
-    flops: Callable[[tuple], int] | None = None  # a shape's arithmetic, for TFLOP/s in records
-    # Why the benchmark's default sweep leaves (implementation, shape) out, or None: a call too
-    # slow to time in a sweep (a naive GEMM at 8192^3 takes seconds), asked for by --shapes still.
-    not_swept: Callable[[str, tuple], str | None] = lambda name, shape: None
+    """An operation as the commands call it: a subclass per operation package (its spec.py) fills
+    in the methods that raise NotImplementedError and may change the defaults."""
+
+    name: str = ""
+    tolerances: str = ""                     # the error bounds in words, for the checker's header
+    shape_fields: tuple[str, ...] = ()       # names of a shape's sizes in the records
+    bench_dtypes: tuple[str, ...] = ("float32", "bfloat16")
+    main: tuple[str, ...] = ()               # the implementations shown by default
+    profiles: tuple[tuple[str, str], ...] = ()  # (implementation, shape) the chapter records
+    extra_name: str = "extra"                # the checker's column for Comparison.extra
+    few_shapes: tuple = ()                   # shapes where a caller's per-call time counts
+    # a shape's arithmetic, for TFLOP/s in records: a method where the operation counts it
+    flops: Callable[[tuple], int] | None = None
+
+    # ---- checking
+    def implementations(self) -> dict:
+        """name -> fn(*inputs, out=None); the first is the baseline speed-ups are taken against."""
+        raise NotImplementedError
+
+    def reference(self, *inputs, rows=None) -> object:
+        """What ``compare`` takes as ``ref``, for the inputs (only the rows ``rows`` of the
+        result, when given): the float64 result, and whatever else the error bound needs."""
+        raise NotImplementedError
+
+    def pick(self, t: torch.Tensor, rows) -> torch.Tensor:
+        """Rows ``rows`` of an output (all of it when None)."""
+        return t if rows is None else t[rows]
+
+    def result_like(self, inputs: tuple) -> tuple:
+        """(shape, dtype) of the result of ``inputs``."""
+        raise NotImplementedError
+
+    def rows(self, inputs: tuple) -> int:
+        """Rows of the result (for sampling)."""
+        raise NotImplementedError
+
+    def compare(self, out: torch.Tensor, ref: object, dtype: torch.dtype) -> Comparison:
+        raise NotImplementedError
+
+    def cases(self, gpu: bool) -> list[Case]:
+        """The checker's cases (on a GPU: ``gpu`` True)."""
+        raise NotImplementedError
+
+    def big_case(self) -> Case:
+        """A case past 2^31 elements (--big)."""
+        raise NotImplementedError
+
+    def which(self, name: str, inputs: tuple) -> str | None:
+        """What an implementation launches on ``inputs``, in words."""
+        return None
+
+    def not_here(self, name: str) -> str | None:
+        """Why ``name`` cannot be checked on this machine, or None."""
+        return None
+
+    # ---- the benchmark
+    def shapes(self) -> list[tuple]:
+        raise NotImplementedError
+
+    def parse_shape(self, text: str) -> tuple:
+        raise NotImplementedError
+
+    def make_inputs(self, shape: tuple, dtype: torch.dtype) -> tuple:
+        """Fresh random inputs of one shape, on the GPU."""
+        raise NotImplementedError
+
+    def bytes_moved(self, shape: tuple, dtype: torch.dtype) -> int:
+        """The bytes a call must move at least."""
+        raise NotImplementedError
+
+    def not_swept(self, name: str, shape: tuple) -> str | None:
+        """Why the default sweep leaves (implementation, shape) out, or None: a call too slow to
+        time in a sweep, which --shapes still times."""
+        return None
+
+    def peers(self) -> dict:
+        """Other libraries' implementations found here."""
+        return {}
+
+    # ---- the learner's file
+    def learner(self, path: Path, timing: bool = False) -> tuple:
+        """(a learner's file, timing) -> (fn, notes [(text, failed)], dtypes it covers)."""
+        raise NotImplementedError
+
+    # ---- building
+    def build_jobs(self, targets: list[str]) -> list[tuple[Path, str]]:
+        """Kernel files x targets that ``build`` compiles."""
+        return []
+
+    def hopper_only(self) -> set[str]:
+        return set()
+
+    # ---- presentation
+    def plot(self, result: dict, path: Path) -> Path:
+        raise NotImplementedError
+
+    def markdown(self, result: dict) -> str:
+        """A run's tables, as `results OP --markdown` prints them."""
+        raise NotImplementedError

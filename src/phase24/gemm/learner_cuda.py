@@ -13,7 +13,7 @@ a is M x K, b is K x N and c is M x N, row-major and contiguous. The grid is one
 one block per TILE_M x TILE_N tile of C in row-major order of tiles (block_tile.cuh, which the
 file may include); past 2^31 - 1 blocks it is launched in bands of rows (a, c and M those of the
 band), as the ladder's rungs are. gemm_f16 (__half) and gemm_bf16 (__nv_bfloat16) are graded
-too when the file defines them. harness/learner_cu.py reads them from the compiled cubin and
+too when the file defines them. core/learner_cu.py reads them from the compiled cubin and
 checks their parameters.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from phase24.gemm.args import GemmArgumentError, entry
-from phase24.harness import learner_cu
+from phase24.core import learner_cu
 
 STARTER = "labs/starters/my_gemm.cu"
 # (offset, size) in bytes of const T* a, const T* b, T* c, int M, int N, int K

@@ -7,7 +7,7 @@ or bfloat16), M, N, K >= 1: the tile-kernel contract of the lab's own rungs (gem
 checker wraps it like them: argument checks, transposed or sliced operands (copied row-major),
 empty sizes and K = 0 are handled for it.
 
-The result must come from the file's kernels: harness/learner_py.py imports the file and makes
+The result must come from the file's kernels: core/learner_py.py imports the file and makes
 every call of ``matmul_tiles`` launch one of them, under core.guard's ComputeGuard (a file that
 calls torch.matmul, falls back to it past some size or copies into ``c`` fails, naming the
 operator). Without a GPU the file's kernels run in Triton's interpreter, which has no bfloat16
@@ -23,7 +23,7 @@ import torch
 
 from phase24.gemm.args import entry
 from phase24.gemm.triton import INTERPRETED
-from phase24.harness.learner_py import PyAbi, load
+from phase24.core.learner_py import PyAbi, load
 
 ABI = PyAbi("matmul_tiles", ("a", "b", "c"), "GEMM", "labs/starters/my_gemm.py")
 

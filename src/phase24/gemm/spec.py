@@ -1,5 +1,5 @@
-"""GEMM (C = A @ B) as the lab's commands see it: the one ``Op`` of this package (core/op.py says
-what each field is for).
+"""GEMM (C = A @ B) as the lab's commands see it: ``Gemm``, this package's ``Op`` (core/op.py says
+what each method is for), and its one instance ``OP``.
 
 Checking: the reference is the float64 product of the operands as given, with what the error
 bound needs: the sum of the products' magnitudes (|A| @ |B|) and K. An output passes when every
@@ -27,17 +27,6 @@ from phase24.gemm.shapes import DECODE, parse_shape, shapes
 
 U_OUT = {torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
 U_ACC = 2.0**-24  # every dtype accumulates in float32
-
-
-def reference(a: torch.Tensor, b: torch.Tensor, rows=None) -> tuple:
-    """(C, |A| @ |B|, K) in float64, for the rows ``rows`` of C when given."""
-    a64 = (a if rows is None else a[rows]).to(torch.float64)
-    b64 = b.to(torch.float64)
-    return a64 @ b64, a64.abs() @ b64.abs(), a.shape[1]
-
-
-def _pick(t: torch.Tensor, rows) -> torch.Tensor:
-    return t if rows is None else t[rows]
 
 
 def compare(out: torch.Tensor, ref: tuple, dtype: torch.dtype) -> Comparison:
@@ -80,85 +69,6 @@ def tolerances() -> str:
             "4 sqrt(K) 2^-24; u_out: f32 2^-24, f16 2^-11, bf16 2^-8")
 
 
-def make_inputs(shape, dtype) -> tuple:
-    m, n, k = shape
-    return (torch.randn(m, k, device="cuda").to(dtype), torch.randn(k, n, device="cuda").to(dtype))
-
-
-def bytes_moved(shape, dtype) -> int:
-    m, n, k = shape
-    return (m * k + k * n + m * n) * element_size(dtype)
-
-
-def flops(shape) -> int:
-    m, n, k = shape
-    return 2 * m * n * k
-
-
-def implementations() -> dict:
-    from phase24.gemm import IMPLEMENTATIONS
-
-    return IMPLEMENTATIONS
-
-
-def which(name: str, inputs: tuple) -> str | None:
-    from phase24.gemm import which as which_
-
-    return which_(*inputs, impl=name)
-
-
-def not_here(name: str) -> str | None:
-    """Why ``name`` cannot be checked on this machine, or None."""
-    if torch.cuda.is_available():
-        return None
-    from phase24.gemm import triton
-
-    if name in triton.IMPLEMENTATIONS and triton.INTERPRETED:
-        return None
-    return "needs a GPU" + (" (cuBLAS)" if name == "cublas" else "")
-
-
-def learner(path: Path, timing: bool = False) -> tuple:
-    """A learner's file as (matmul callable, notes [(text, failed)], dtypes it covers); a .py
-    file's kernels are witnessed by the profiler (while timed, by the run's)."""
-    if path.suffix == ".py":
-        from phase24.gemm.learner_triton import load_learner_gemm
-
-        return load_learner_gemm(path, witness=not timing)
-    from phase24.gemm.learner_cuda import load_learner_gemm
-    from phase24.harness.learner_cu import notes
-
-    fn, covered = load_learner_gemm(path)
-    return fn, notes(fn.abi), covered
-
-
-def not_swept(name: str, shape: tuple) -> str | None:
-    """The naive and coalesced rungs are swept up to 2048^3's work: beyond, a call takes from
-    tens of milliseconds to seconds (naive, float32, 8192^3: about 2 s) and says nothing new."""
-    m, n, k = shape
-    if name in ("cuda-naive", "cuda-v1") and m * n * k > 2048**3:
-        return "not in the default sweep beyond 2048^3's work (--shapes times it)"
-    return None
-
-
-def plot(result: dict, path: Path) -> Path:
-    from phase24.gemm.plot import plot_bench
-
-    return plot_bench(result, path)
-
-
-def build_jobs(targets: list[str]) -> list[tuple[Path, str]]:
-    from phase24.gemm import cuda
-
-    return cuda.build_jobs(targets)
-
-
-def hopper_only() -> set[str]:
-    from phase24.gemm import cuda
-
-    return set(cuda.HOPPER_ONLY)
-
-
 # What `profile gemm --all --dtype float32` records: the naive rung, shared-memory tiling, 1-D
 # blocking, the best SIMT rung and cuBLAS (the Tensor Core rung: --impl cuda-v8 cublas --dtype
 # bfloat16).
@@ -166,25 +76,117 @@ PROFILES = tuple((impl, "4096x4096x4096") for impl in
                  ("cuda-naive", "cuda-v2", "cuda-v3", "cuda-v7", "cublas"))
 
 
-def markdown(result: dict) -> str:
-    from phase24.gemm.tables import table_files
+class Gemm(Op):
+    """GEMM's answers to what the commands ask (core/op.py)."""
 
-    return "\n".join(text for name, text in table_files(result).items()
-                     if not name.endswith(".es.md"))
+    name = "gemm"
+    tolerances = tolerances()
+    shape_fields = ("M", "N", "K")
+    main = ("cublas", "cuda", "triton")
+    profiles = PROFILES
+    extra_name = "L2/bound"
+    few_shapes = DECODE
+
+    def implementations(self) -> dict:
+        from phase24.gemm import IMPLEMENTATIONS
+
+        return IMPLEMENTATIONS
+
+    def reference(self, a: torch.Tensor, b: torch.Tensor, rows=None) -> tuple:
+        """(C, |A| @ |B|, K) in float64, for the rows ``rows`` of C when given."""
+        a64 = (a if rows is None else a[rows]).to(torch.float64)
+        b64 = b.to(torch.float64)
+        return a64 @ b64, a64.abs() @ b64.abs(), a.shape[1]
+
+    def result_like(self, inputs: tuple) -> tuple:
+        return (inputs[0].shape[0], inputs[1].shape[1]), inputs[0].dtype
+
+    def rows(self, inputs: tuple) -> int:
+        return inputs[0].shape[0]
+
+    def compare(self, out: torch.Tensor, ref: tuple, dtype: torch.dtype) -> Comparison:
+        return compare(out, ref, dtype)
+
+    def cases(self, gpu: bool) -> list:
+        return gemm_cases.standard_cases(gpu)
+
+    def big_case(self):
+        return gemm_cases.big_case()
+
+    def shapes(self) -> list[tuple]:
+        return shapes()
+
+    def parse_shape(self, text: str) -> tuple:
+        return parse_shape(text)
+
+    def make_inputs(self, shape, dtype) -> tuple:
+        m, n, k = shape
+        return (torch.randn(m, k, device="cuda").to(dtype), torch.randn(k, n, device="cuda").to(dtype))
+
+    def bytes_moved(self, shape, dtype) -> int:
+        m, n, k = shape
+        return (m * k + k * n + m * n) * element_size(dtype)
+
+    def flops(self, shape) -> int:
+        m, n, k = shape
+        return 2 * m * n * k
+
+    def which(self, name: str, inputs: tuple) -> str | None:
+        from phase24.gemm import which as which_
+
+        return which_(*inputs, impl=name)
+
+    def not_here(self, name: str) -> str | None:
+        """Why ``name`` cannot be checked on this machine, or None."""
+        if torch.cuda.is_available():
+            return None
+        from phase24.gemm import triton
+
+        if name in triton.IMPLEMENTATIONS and triton.INTERPRETED:
+            return None
+        return "needs a GPU" + (" (cuBLAS)" if name == "cublas" else "")
+
+    def learner(self, path: Path, timing: bool = False) -> tuple:
+        """A learner's file as (matmul callable, notes [(text, failed)], dtypes it covers); a .py
+        file's kernels are witnessed by the profiler (while timed, by the run's)."""
+        if path.suffix == ".py":
+            from phase24.gemm.learner_triton import load_learner_gemm
+
+            return load_learner_gemm(path, witness=not timing)
+        from phase24.gemm.learner_cuda import load_learner_gemm
+        from phase24.core.learner_cu import notes
+
+        fn, covered = load_learner_gemm(path)
+        return fn, notes(fn.abi), covered
+
+    def not_swept(self, name: str, shape: tuple) -> str | None:
+        """The naive and coalesced rungs are swept up to 2048^3's work: beyond, a call takes from
+        tens of milliseconds to seconds (naive, float32, 8192^3: about 2 s) and says nothing new."""
+        m, n, k = shape
+        if name in ("cuda-naive", "cuda-v1") and m * n * k > 2048**3:
+            return "not in the default sweep beyond 2048^3's work (--shapes times it)"
+        return None
+
+    def plot(self, result: dict, path: Path) -> Path:
+        from phase24.gemm.plot import plot_bench
+
+        return plot_bench(result, path)
+
+    def build_jobs(self, targets: list[str]) -> list[tuple[Path, str]]:
+        from phase24.gemm import cuda
+
+        return cuda.build_jobs(targets)
+
+    def hopper_only(self) -> set[str]:
+        from phase24.gemm import cuda
+
+        return set(cuda.HOPPER_ONLY)
+
+    def markdown(self, result: dict) -> str:
+        from phase24.gemm.tables import table_files
+
+        return "\n".join(text for name, text in table_files(result).items()
+                         if not name.endswith(".es.md"))
 
 
-OP = Op(
-    name="gemm",
-    implementations=implementations, reference=reference, pick=_pick,
-    result_like=lambda inputs: ((inputs[0].shape[0], inputs[1].shape[1]), inputs[0].dtype),
-    rows=lambda inputs: inputs[0].shape[0],
-    compare=compare, tolerances=tolerances(),
-    cases=gemm_cases.standard_cases, big_case=gemm_cases.big_case,
-    shapes=shapes, parse_shape=parse_shape, shape_fields=("M", "N", "K"),
-    make_inputs=make_inputs, bytes_moved=bytes_moved, flops=flops,
-    bench_dtypes=("float32", "bfloat16"), peers=dict, which=which, not_here=not_here,
-    learner=learner, plot=plot, profiles=PROFILES,
-    build_jobs=build_jobs, hopper_only=hopper_only, main=("cublas", "cuda", "triton"),
-    markdown=markdown,
-    extra_name="L2/bound", few_shapes=DECODE, not_swept=not_swept,
-)
+OP = Gemm()

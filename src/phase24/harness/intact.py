@@ -37,7 +37,15 @@ def _owners(extra: tuple) -> list:
 
     lab = [m for name, m in list(sys.modules.items())
            if m is not None and (name == "phase24" or name.startswith("phase24."))]
-    return [*lab, torch, torch.Tensor, torch.nn.functional, builtins, *extra]
+    # an operation (an Op) is recorded through its class and the classes it derives from
+    classes = [c for e in extra for c in type(e).__mro__ if c is not object]
+    return [*lab, torch, torch.Tensor, torch.nn.functional, builtins, *extra, *classes]
+
+
+def _space(owner) -> str:
+    if isinstance(owner, type) and owner.__module__.startswith("phase24"):
+        return f"{owner.__module__}.{owner.__qualname__}"
+    return getattr(owner, "__name__", repr(owner))
 
 
 def hooks() -> dict:
@@ -62,10 +70,11 @@ HOOKS = {"signal", "sys", "threading"}
 
 def snapshot(*extra) -> dict:
     """(namespace, name) -> identity of each function or class there, and of its code, and of
-    each hook (hooks()); ``extra`` adds objects whose attributes are recorded too (the Op)."""
+    each hook (hooks()); ``extra`` adds objects whose attributes, and whose class's, are
+    recorded too (the Op)."""
     seen = hooks()
     for owner in _owners(extra):
-        space = getattr(owner, "__name__", repr(owner))
+        space = _space(owner)
         for name, value in list(vars(owner).items()):
             if callable(value):
                 seen[(space, name)] = (id(value), id(getattr(value, "__code__", None)))

@@ -8,7 +8,7 @@ The file follows the lab's kernel ABI (see softmax/cuda/export.cuh):
                                            long long x_stride);
 
 The grid has ceil(M / ROWS_PER_BLOCK) blocks. Kernels named softmax_f16 (__half) and
-softmax_bf16 (__nv_bfloat16) are graded too when the file defines them. harness/learner_cu.py
+softmax_bf16 (__nv_bfloat16) are graded too when the file defines them. core/learner_cu.py
 reads them from the compiled cubin and checks their parameters.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from phase24.harness import learner_cu
+from phase24.core import learner_cu
 from phase24.softmax.args import SoftmaxArgumentError, entry
 
 # (offset, size) in bytes of const T* x, T* y, long long M, int N, long long x_stride

@@ -6,7 +6,7 @@ the softmax of each row of ``x2d``, an (M, N) view whose last dim has stride 1 a
 stride ``x2d.stride(0)`` may be anything >= N. The checker wraps it like the built-in kernels:
 argument checks, any leading shape, empty tensors and non-contiguous inputs are handled for it.
 
-The result must come from the file's kernels: harness/learner_py.py imports the file and makes
+The result must come from the file's kernels: core/learner_py.py imports the file and makes
 every call of ``softmax_rows`` launch one of them, under core.guard's ComputeGuard (a file that
 calls torch.softmax, falls back to it on long rows or copies into ``out`` fails, naming the
 operator). Without a GPU the file's kernels run in Triton's interpreter.
@@ -19,7 +19,7 @@ from typing import Callable
 
 import torch
 
-from phase24.harness.learner_py import LearnerFileError, PyAbi, load
+from phase24.core.learner_py import LearnerFileError, PyAbi, load
 from phase24.softmax.args import entry
 from phase24.softmax.triton import INTERPRETED
 

@@ -1,5 +1,5 @@
-"""Softmax as the lab's commands see it: the one ``Op`` of this package (core/op.py says what
-each field is for).
+"""Softmax as the lab's commands see it: ``Softmax``, this package's ``Op`` (core/op.py says what
+each method is for), and its one instance ``OP``.
 
 Checking: a float64 reference of the input as given; per dtype an elementwise tolerance
 |out - ref| <= RTOL |ref| + ATOL and a relative L2 bound of RTOL (rounding to the dtype plus
@@ -71,131 +71,137 @@ def compare(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> Compari
     return Comparison(rel_l2, worst, sum_err, "; ".join(why))
 
 
-def _pick(t: torch.Tensor, rows) -> torch.Tensor:
-    return t if rows is None else t.reshape(-1, t.shape[-1])[rows]
-
-
-def reference(x: torch.Tensor, rows=None) -> torch.Tensor:
-    from phase24.softmax.reference import softmax_reference
-
-    return softmax_reference(_pick(x, rows))
-
-
 def tolerances() -> str:
     from phase24.core.dtypes import TAG
 
     return ", ".join(f"{TAG[d]} {r:g}/{a:g}" for d, (r, a) in TOLERANCES.items())
 
 
-def make_inputs(shape, dtype) -> tuple:
-    m, n = shape
-    return (torch.randn(m, n, device="cuda", dtype=torch.float32).mul_(3).to(dtype),)
+class Softmax(Op):
+    """Softmax's answers to what the commands ask (core/op.py)."""
 
+    name = "softmax"
+    tolerances = tolerances()
+    shape_fields = ("M", "N")
+    main = ("torch", "cuda", "triton")
+    profiles = PROFILES
+    extra_name = "sum err"
+    few_shapes = FEW_ROW_SHAPES
 
-def bytes_moved(shape, dtype) -> int:
-    m, n = shape
-    return 2 * m * n * element_size(dtype)
+    def implementations(self) -> dict:
+        from phase24.softmax import IMPLEMENTATIONS
 
+        return IMPLEMENTATIONS
 
-def peers() -> dict:
-    """Other libraries' softmax, timed beside ours when they are installed: Liger-Kernel
-    (Triton) and QuACK (CuTe DSL)."""
-    found = {}
-    try:
-        from liger_kernel.ops.softmax import LigerSoftmaxFunction
+    def reference(self, x: torch.Tensor, rows=None) -> torch.Tensor:
+        from phase24.softmax.reference import softmax_reference
 
-        found["liger"] = LigerSoftmaxFunction.apply
-    except Exception:
-        pass
-    try:
-        from quack.softmax import softmax_fwd
+        return softmax_reference(self.pick(x, rows))
 
-        found["quack"] = softmax_fwd
-    except Exception:
-        pass
-    return found
+    def pick(self, t: torch.Tensor, rows) -> torch.Tensor:
+        return t if rows is None else t.reshape(-1, t.shape[-1])[rows]
 
+    def result_like(self, inputs: tuple) -> tuple:
+        return inputs[0].shape, inputs[0].dtype
 
-def implementations() -> dict:
-    from phase24.softmax import IMPLEMENTATIONS
+    def rows(self, inputs: tuple) -> int:
+        return math.prod(inputs[0].shape[:-1])
 
-    return IMPLEMENTATIONS
+    def compare(self, out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> Comparison:
+        return compare(out, ref, dtype)
 
+    def cases(self, gpu: bool) -> list:
+        return softmax_cases.standard_cases(gpu)
 
-def which(name: str, inputs: tuple) -> str | None:
-    from phase24.softmax import which as which_
+    def big_case(self):
+        return softmax_cases.big_case()
 
-    return which_(inputs[0], name)
+    def shapes(self) -> list[tuple]:
+        return shapes()
 
+    def parse_shape(self, text: str) -> tuple:
+        return parse_shape(text)
 
-def not_here(name: str) -> str | None:
-    """Why ``name`` cannot be checked on this machine (no GPU), or None."""
-    if name == "torch" or torch.cuda.is_available():
+    def make_inputs(self, shape, dtype) -> tuple:
+        m, n = shape
+        return (torch.randn(m, n, device="cuda", dtype=torch.float32).mul_(3).to(dtype),)
+
+    def bytes_moved(self, shape, dtype) -> int:
+        m, n = shape
+        return 2 * m * n * element_size(dtype)
+
+    def peers(self) -> dict:
+        """Other libraries' softmax, timed beside ours when they are installed: Liger-Kernel
+        (Triton) and QuACK (CuTe DSL)."""
+        found = {}
+        try:
+            from liger_kernel.ops.softmax import LigerSoftmaxFunction
+
+            found["liger"] = LigerSoftmaxFunction.apply
+        except Exception:
+            pass
+        try:
+            from quack.softmax import softmax_fwd
+
+            found["quack"] = softmax_fwd
+        except Exception:
+            pass
+        return found
+
+    def which(self, name: str, inputs: tuple) -> str | None:
+        from phase24.softmax import which as which_
+
+        return which_(inputs[0], name)
+
+    def not_here(self, name: str) -> str | None:
+        """Why ``name`` cannot be checked on this machine (no GPU), or None."""
+        if name == "torch" or torch.cuda.is_available():
+            return None
+        from phase24.softmax import triton
+
+        if name not in triton.RUNGS:
+            return "needs a GPU"
+        if not triton.INTERPRETED:
+            return "needs a GPU, or Triton's interpreter (unset TRITON_INTERPRET=0)"
+        x = torch.empty(4, 1000)
+        plan = triton.RUNGS[name].decide(x, torch.empty_like(x))
+        if plan.note.startswith(f"{name}: ") and all(step.rung != name for step in plan.launches):
+            why = plan.note.split("; ")[0].removeprefix(f"{name}: ")
+            return f"{why} (here it would run {plan.launches[0].rung}'s kernel)"
         return None
-    from phase24.softmax import triton
 
-    if name not in triton.RUNGS:
-        return "needs a GPU"
-    if not triton.INTERPRETED:
-        return "needs a GPU, or Triton's interpreter (unset TRITON_INTERPRET=0)"
-    x = torch.empty(4, 1000)
-    plan = triton.RUNGS[name].decide(x, torch.empty_like(x))
-    if plan.note.startswith(f"{name}: ") and all(step.rung != name for step in plan.launches):
-        why = plan.note.split("; ")[0].removeprefix(f"{name}: ")
-        return f"{why} (here it would run {plan.launches[0].rung}'s kernel)"
-    return None
+    def learner(self, path: Path, timing: bool = False) -> tuple:
+        """A learner's file as (softmax callable, notes [(text, failed)], dtypes it covers); a .py
+        file's kernels are witnessed by the profiler (while timed, by the run's)."""
+        if path.suffix == ".py":
+            from phase24.softmax.learner_triton import load_learner_softmax
 
+            return load_learner_softmax(path, witness=not timing), [], None
+        from phase24.core.learner_cu import notes
+        from phase24.softmax.learner_cuda import load_learner_softmax
 
-def learner(path: Path, timing: bool = False) -> tuple:
-    """A learner's file as (softmax callable, notes [(text, failed)], dtypes it covers); a .py
-    file's kernels are witnessed by the profiler (while timed, by the run's)."""
-    if path.suffix == ".py":
-        from phase24.softmax.learner_triton import load_learner_softmax
+        fn, covered = load_learner_softmax(path)
+        return fn, notes(fn.abi), covered
 
-        return load_learner_softmax(path, witness=not timing), [], None
-    from phase24.harness.learner_cu import notes
-    from phase24.softmax.learner_cuda import load_learner_softmax
+    def plot(self, result: dict, path: Path) -> Path:
+        from phase24.softmax.plot import plot_bench
 
-    fn, covered = load_learner_softmax(path)
-    return fn, notes(fn.abi), covered
+        return plot_bench(result, path, is_bulk)
 
+    def build_jobs(self, targets: list[str]) -> list[tuple[Path, str]]:
+        from phase24.softmax import cuda
 
-def plot(result: dict, path: Path) -> Path:
-    from phase24.softmax.plot import plot_bench
+        return cuda.build_jobs(targets)
 
-    return plot_bench(result, path, is_bulk)
+    def hopper_only(self) -> set[str]:
+        from phase24.softmax import cuda
 
+        return set(cuda.HOPPER_ONLY)
 
-def build_jobs(targets: list[str]) -> list[tuple[Path, str]]:
-    from phase24.softmax import cuda
+    def markdown(self, result: dict) -> str:
+        from phase24.softmax.tables import host_table, markdown_table
 
-    return cuda.build_jobs(targets)
+        return markdown_table(result) + "\n\n" + host_table(result)
 
 
-def hopper_only() -> set[str]:
-    from phase24.softmax import cuda
-
-    return set(cuda.HOPPER_ONLY)
-
-
-def markdown(result: dict) -> str:
-    from phase24.softmax.tables import host_table, markdown_table
-
-    return markdown_table(result) + "\n\n" + host_table(result)
-
-
-OP = Op(
-    name="softmax",
-    implementations=implementations, reference=reference, pick=_pick,
-    result_like=lambda inputs: (inputs[0].shape, inputs[0].dtype),
-    rows=lambda inputs: math.prod(inputs[0].shape[:-1]),
-    compare=compare, tolerances=tolerances(),
-    cases=softmax_cases.standard_cases, big_case=softmax_cases.big_case,
-    shapes=shapes, parse_shape=parse_shape, shape_fields=("M", "N"), make_inputs=make_inputs,
-    bytes_moved=bytes_moved,
-    bench_dtypes=("float32", "bfloat16"), peers=peers, which=which, not_here=not_here,
-    learner=learner, plot=plot, profiles=PROFILES,
-    build_jobs=build_jobs, hopper_only=hopper_only, main=("torch", "cuda", "triton"),
-    markdown=markdown,
-    extra_name="sum err", few_shapes=FEW_ROW_SHAPES,
-)
+OP = Softmax()
