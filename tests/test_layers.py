@@ -7,6 +7,7 @@ operation imports another, and the packages' graph has no circle."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -72,3 +73,44 @@ def test_the_reading_sees_an_import_that_runs_back_up(tmp_path):
     graph = package_imports(tmp_path)
     assert graph["core"] == {"softmax"} and graph["harness"] == {"gemm"}
     assert circles(graph) == ["core -> softmax -> core"]
+
+
+# Source says what the code does and why; results/ says how much and at which commit. A commit
+# hash, or a measured figure (TFLOP/s, GB/s, TB/s, µs, a share of the copy or of cuBLAS), is
+# refused in src/, except in a rung's prediction (its header's "Prediction:" paragraph, written
+# before it was measured).
+HASH = re.compile(r"(?<![0-9A-Za-z.])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}"
+                  r"(?![0-9A-Za-z])")
+FIGURE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:TFLOP/s|GB/s|TB/s|µs)(?!\w)|"
+                    r"\b\d+(?:\.\d+)?\s?% of (?:the )?(?:copy|cuBLAS)")
+
+
+def notebook_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of each line of ``text`` that holds a commit hash or a measured figure
+    outside a prediction paragraph (which runs from "Prediction:" to "Limit:" or a blank line)."""
+    found, predicting = [], False
+    for n, line in enumerate(text.splitlines(), start=1):
+        body = line.strip().lstrip("/#* ").strip()
+        if body.startswith("Prediction"):
+            predicting = True
+        elif not body or body.startswith("Limit"):
+            predicting = False
+        if HASH.search(line) or (FIGURE.search(line) and not predicting):
+            found.append((n, line.strip()))
+    return found
+
+
+def test_source_holds_no_commit_and_no_measured_figure():
+    found = [f"{path.relative_to(SRC)}:{n}: {line[:90]}"
+             for path in sorted((SRC / "phase24").rglob("*"))
+             if path.suffix in (".py", ".cu", ".cuh", ".cpp", ".h")
+             for n, line in notebook_lines(path.read_text(encoding="utf-8", errors="replace"))]
+    assert not found, "\n".join(found)
+
+
+def test_a_figure_is_refused_outside_a_prediction():
+    header = ("// v9: a rung.\n// Prediction: towards 90% of copy.\n// Limit: the wait.\n"
+              "// Measured: 93.1% of copy at 4096 (results/h200/softmax.json).\n")
+    assert [n for n, _ in notebook_lines(header)] == [4]
+    assert [n for n, _ in notebook_lines("x = 1  # see bench-d722391.log\ny = 3.1415926e+0\n")] == [1]
+    assert notebook_lines('"""It ran at 512 GB/s."""\n') and not notebook_lines("LOG2E = 1.4426950408889634f\n")

@@ -196,8 +196,8 @@ def gemm_best(a, b, c):
     """The tuned table's rung and configuration for the shape (v9 to v11, wgmma, where one
     measured fastest on a Hopper GPU), else v8 (Tensor Cores, every GPU) for float16 and
     bfloat16 and v7 (warp tiles, prefetched loads, grouped order) for float32, with their own
-    choice of tile (``choose``). On the H200 v8 ran every bfloat16 shape of the benchmark 4 to 8
-    times faster than v7 (results/h200/gemm/bench-d722391.log)."""
+    choice of tile (``choose``): v8's Tensor Cores outrun v7's FFMAs on every 16-bit shape
+    (results/h200/gemm/ has the runs)."""
     hit = tuned_hit(a, b)
     if hit:
         return run(*hit, a, b, c)
