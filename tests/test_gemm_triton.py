@@ -14,10 +14,20 @@ import torch
 from phase24.gemm import GemmArgumentError
 from phase24.gemm.args import entry
 from phase24.gemm.cases import plain
-from phase24.gemm.triton import (IMPLEMENTATIONS, INTERPRETED, RUNGS, v1_grouped, v2_persistent,
-                                 v3_splitk, which)
+from phase24.gemm.triton import (IMPLEMENTATIONS, INTERPRETED, RUNGS, common, v1_grouped,
+                                 v2_persistent, v3_splitk, which)
 from phase24.harness.check import check_case
 from phase24.harness.ops import get
+
+
+def decide_forced(a, b, c, config=None):
+    """v2's plan with its persistent kernel even in the interpreter (decide's ``force``)."""
+    return v2_persistent.decide(a, b, c, config, force=True)
+
+
+def forced(a, b, c, config=None) -> None:
+    """The persistent kernel itself, in the interpreter too."""
+    common.run(decide_forced, a, b, c, config)
 
 pytestmark = [pytest.mark.interpreter,
               pytest.mark.skipif(not INTERPRETED, reason="the interpreter runs on CPUs")]
@@ -58,7 +68,7 @@ FORCED = {
     "v1-groups": (v1_grouped.matmul_tiles, SMALL_V1,
                   [plain(33, 65, 129), plain(48, 80, 32), plain(1, 96, 80), plain(7, 2, 9)]),
     # the persistent kernel itself (4 programs over up to 15 tiles); rows 16-byte multiples
-    "v2-persistent": (v2_persistent.forced, SMALL_V1,
+    "v2-persistent": (forced, SMALL_V1,
                       [plain(33, 68, 132), plain(48, 80, 32), plain(1, 96, 80), plain(5, 4, 4)]),
     # K in 3 chunks of whole steps (the last short: 129 = 48 + 48 + 33), or even (96), or 1
     "v3-split": (v3_splitk.matmul_tiles, SMALL_V3,
@@ -83,11 +93,11 @@ def test_forced_paths_run_their_own_kernels():
     a, b = torch.randn(33, 132), torch.randn(132, 68)
     assert which(a, b, "triton-v2").endswith("[triton-v2: Triton's interpreter has no SMs to "
                                              "persist on; runs v1]")
-    plan = v2_persistent.decide_forced(a, b, None, SMALL_V1)
+    plan = decide_forced(a, b, None, SMALL_V1)
     assert plan.describe() == ("triton-v2 persistent_kernel[4](BLOCK_M=16, BLOCK_N=16, "
                                "BLOCK_K=16, GROUP_M=2, PROGRAMS=4, num_warps=4, num_stages=2)")
     b = torch.randn(132, 65)  # rows of 65 float32: not a multiple of 16 bytes
-    assert "not a multiple of 16 bytes; runs v1" in v2_persistent.decide_forced(a, b, None).note
+    assert "not a multiple of 16 bytes; runs v1" in decide_forced(a, b, None).note
     plan = v3_splitk.decide(torch.randn(33, 129), torch.randn(129, 65), None, SMALL_V3)
     assert plan.describe() == (
         "triton-v3 partial_kernel[15x3](BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, EVEN_K=False, "

@@ -115,12 +115,3 @@ def launch(p: Plan, a, b, c) -> None:
 def matmul_tiles(a, b, c, config: Config | None = None) -> None:
     """The tile-kernel contract (gemm/args.py): C = A @ B into c."""
     common.run(decide, a, b, c, config)
-
-
-def decide_forced(a, b, c, config: Config | None = None) -> Plan:
-    return decide(a, b, c, config, force=True)
-
-
-def forced(a, b, c, config: Config | None = None) -> None:
-    """The persistent kernel itself, in the interpreter too (the CPU tests)."""
-    common.run(decide_forced, a, b, c, config)
