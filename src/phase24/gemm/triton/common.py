@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 from typing import Callable
 
@@ -21,11 +20,12 @@ import torch
 
 from phase24.core import tuned
 from phase24.core.dtypes import TAG
+from phase24.core.device import (INTERPRETER_SMS, capability, gpu_name,  # noqa: F401 (the rungs')
+                                 num_sms, smem_optin)
 from phase24.core.plans import cdiv, fallback, next_pow2  # noqa: F401  (for the rungs)
 from phase24.core.triton_mode import INTERPRETED, interpreted
 from phase24.gemm.args import GemmArgumentError
 
-INTERPRETER_SMS = 4           # the "SMs" a heuristic sizes grids for in the interpreter
 INTERPRETER_SMEM = 96 * 1024  # the shared memory a heuristic assumes there (bounds the tiles)
 TABLE = Path(__file__).resolve().parent / "triton_configs.json"
 
@@ -111,39 +111,11 @@ def run(decide: Callable, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, con
         plan.launch(plan, a, b, c)
 
 
-# ---- the GPU, per device ------------------------------------------------------------------------
-
-def num_sms(device: torch.device) -> int:
-    if INTERPRETED or device.type != "cuda":
-        return INTERPRETER_SMS
-    return _props(_index(device)).multi_processor_count
-
+# ---- the GPU, per device (core/device.py) -------------------------------------------------------
 
 def smem_per_program(device: torch.device) -> int:
     """Shared memory one program may use (after opting in), in bytes."""
-    if INTERPRETED or device.type != "cuda":
-        return INTERPRETER_SMEM
-    return _props(_index(device)).shared_memory_per_block_optin
-
-
-def capability(device: torch.device) -> tuple[int, int]:
-    """(major, minor), or (0, 0) in the interpreter."""
-    if INTERPRETED or device.type != "cuda":
-        return (0, 0)
-    return torch.cuda.get_device_capability(_index(device))
-
-
-def gpu_name(device: torch.device) -> str:
-    return "" if INTERPRETED or device.type != "cuda" else _props(_index(device)).name
-
-
-def _index(device: torch.device) -> int:
-    return torch.cuda.current_device() if device.index is None else device.index
-
-
-@functools.cache
-def _props(index: int):
-    return torch.cuda.get_device_properties(index)
+    return smem_optin(device, INTERPRETER_SMEM)
 
 
 # ---- the tuned table ----------------------------------------------------------------------------

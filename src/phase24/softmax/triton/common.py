@@ -15,7 +15,6 @@ An input larger than one launch takes runs in parts, each a range of its rows (p
 from __future__ import annotations
 
 import dataclasses
-import functools
 import struct
 import threading
 import warnings
@@ -28,15 +27,14 @@ import triton.language as tl
 from triton import knobs
 
 from phase24.bridge.driver_launch import current_context
+from phase24.core.device import (INTERPRETER_SMS, capability, num_sms,  # noqa: F401 (the rungs')
+                                 smem_optin)
 from phase24.core.plans import cdiv, fallback, next_pow2, prev_pow2  # noqa: F401  (for the rungs)
 from phase24.core.triton_mode import INTERPRETED, interpreted  # noqa: F401  (re-exported)
 from phase24.bridge.fastcall import forget_all
 
 LOG2E = tl.constexpr(1.4426950408889634)  # exp(v) = exp2(v * log2(e))
 DEADLINE_NS = 10**10  # a wait longer than this is a bug: the kernel stops with an error (v3-v5)
-
-
-INTERPRETER_SMS = 4  # the "SMs" a launcher sizes grids for in the interpreter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,30 +255,11 @@ def launch_compiled(compiled, grid: int, stream: int, args: tuple) -> None:
                      None, None, None, *args)
 
 
-# ---- the GPU, per device ------------------------------------------------------------------------
-
-def num_sms(device: torch.device) -> int:
-    """Multiprocessors of the device (the interpreter's pretend count without one)."""
-    if INTERPRETED or device.type != "cuda":
-        return INTERPRETER_SMS
-    return _props(device.index).multi_processor_count
-
+# ---- the GPU, per device (core/device.py) -------------------------------------------------------
 
 def smem_per_block(device: torch.device) -> int:
     """Shared memory a program may allocate (after opting in), in bytes; 0 without a GPU."""
-    if INTERPRETED or device.type != "cuda":
-        return 0
-    return getattr(_props(device.index), "shared_memory_per_block_optin", 48 * 1024)
-
-
-def capability(device: torch.device) -> tuple[int, int]:
-    return (0, 0) if INTERPRETED or device.type != "cuda" else torch.cuda.get_device_capability(
-        device.index)
-
-
-@functools.cache
-def _props(index: int):
-    return torch.cuda.get_device_properties(index)
+    return smem_optin(device, 0)
 
 
 _RESIDENT: dict = {}
