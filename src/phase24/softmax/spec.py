@@ -110,17 +110,11 @@ class Softmax(Op):
     def compare(self, out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> Comparison:
         return compare(out, ref, dtype)
 
-    def cases(self, gpu: bool) -> list:
-        return softmax_cases.standard_cases(gpu)
-
-    def big_case(self):
-        return softmax_cases.big_case()
-
-    def shapes(self) -> list[tuple]:
-        return shapes()
-
-    def parse_shape(self, text: str) -> tuple:
-        return parse_shape(text)
+    # the cases and the shapes are the package's own modules'
+    cases = staticmethod(softmax_cases.standard_cases)
+    big_case = staticmethod(softmax_cases.big_case)
+    shapes = staticmethod(shapes)
+    parse_shape = staticmethod(parse_shape)
 
     def make_inputs(self, shape, dtype) -> tuple:
         m, n = shape
