@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from phase24.core.page_figure import TEXT_PT, page_axes, save_page
+
 COLORS = ["tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:gray",
           "tab:olive", "tab:cyan", "navy", "goldenrod"]
 LADDERS = (("cuda", "CUDA C ladder"), ("triton", "Triton ladder"))
 MAX_LINES = 6  # a page's panel, cuBLAS aside
-# As softmax's page figures: 600 px wide at 100 dpi (0.57 of it on a 400 px phone, inside a reveal
-# too), 12 pt text.
-FIGSIZE, DPI, TEXT_PT = (6.0, 6.2), 100, 12
+HEIGHT_IN = 6.2  # a page figure's height, room for the shapes' labels (core/page_figure.py)
 
 
 def _runs(result: dict):
@@ -80,35 +80,23 @@ def plot_page(result: dict, path: Path, dtype: str, ladder: str) -> Path:
     """TFLOP/s of cuBLAS and of the ``ladder`` ("cuda" or "triton") implementations on every shape
     in one dtype: one panel, the legend below it. The title says the GPU, the dtype and the
     ladder, never the run's date or commit."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     _, _, shapes, impls, value = _runs(result)
     names = [i for i in impls if i.startswith(ladder) and any(
         (i, dtype, s) in value for s in shapes)]
     if len(names) > MAX_LINES:
         raise ValueError(f"{len(names)} lines besides cuBLAS in one panel; at most {MAX_LINES}")
     title = dict(LADDERS)[ladder]
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    fig, ax = page_axes(f"GEMM on {result.get('gpu', '?')}, {dtype}:\n{title}", HEIGHT_IN)
     for k, impl in enumerate(["cublas", *names]):
         ys = [value.get((impl, dtype, s)) for s in shapes]
         ax.plot(range(len(shapes)), [y if y is not None else float("nan") for y in ys],
                 marker="o", ms=4, label=impl, **_style(impl, k))
-    ax.set_title(f"GEMM on {result.get('gpu', '?')}, {dtype}:\n{title}", fontsize=TEXT_PT)
-    ax.set_xticks(range(len(shapes)), [_shape_label(s) for s in shapes], rotation=90)
-    ax.tick_params(labelsize=TEXT_PT)
+    ax.set_xticks(range(len(shapes)), [_shape_label(s) for s in shapes], rotation=90,
+                  fontsize=TEXT_PT)
     ax.set_xlabel("shape M×N×K", fontsize=TEXT_PT)
     ax.set_ylabel("TFLOP/s", fontsize=TEXT_PT)
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=TEXT_PT,
-               frameon=False, handlelength=1.8, columnspacing=1.2)
-    fig.savefig(path, dpi=DPI)  # its natural size: no tight bounding box to change the width
-    plt.close(fig)
-    return path
+    return save_page(fig, ax, path)
 
 
 def page_png(folder: Path, dtype: str, ladder: str) -> Path:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from phase24.core.page_figure import TEXT_PT, page_axes, save_page
+
 MAIN = {"torch": ("black", "--"), "cuda": ("tab:red", "-"), "triton": ("tab:green", "-")}
 
 
@@ -106,37 +108,7 @@ WORDS = {
     "es": {"on": "en", "gbps": "GB/s (bytes leídos + escritos)",
            "n": "N (longitud de fila), M = 2^28 / N", "copy": "copia"},
 }
-# A page's figure is one panel drawn for a phone's column: 600 px wide at 100 dpi, so that a 400 px
-# phone shows it at 0.57 of its width even inside a reveal (a 342 px column; 368 px outside one);
-# 12 pt text is 17 px in the PNG, 9.5 px on that phone.
-FIGSIZE, DPI, TEXT_PT = (6.0, 4.8), 100, 12
-
-
-def page_axes(title: str, height: float = FIGSIZE[1]):
-    """A one-panel figure of a page, its layout fitted when it is saved (constrained)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(FIGSIZE[0], height), dpi=DPI, layout="constrained")
-    ax.set_title(title, fontsize=TEXT_PT)
-    ax.grid(alpha=0.3)
-    ax.tick_params(labelsize=TEXT_PT)
-    return fig, ax
-
-
-def save_page(fig, ax, path: Path) -> Path:
-    """The legend below the axes, outside the plotted lines (3 columns fit 600 px), then the PNG at
-    its natural size (no tight bounding box, which would change the width)."""
-    import matplotlib.pyplot as plt
-
-    handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=TEXT_PT,
-               frameon=False, handlelength=1.8, columnspacing=1.2)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+HEIGHT_IN = 4.8  # a lab figure's height (core/page_figure.py: its width and text)
 
 
 def _n_label(n: float, _pos=None) -> str:
@@ -157,7 +129,7 @@ def plot_lab(result: dict, path: Path, is_bulk, impls: list[str], what: str = ""
     w = WORDS[lang]
     bulk = [r for r in result["records"] if is_bulk(r["M"], r["N"]) and r["impl"] in impls]
     title = f"softmax {w['on']} {result['gpu']}, {dtype}"
-    fig, ax = page_axes(f"{title}:\n{what}" if what else title)
+    fig, ax = page_axes(f"{title}:\n{what}" if what else title, HEIGHT_IN)
     for impl in impls:
         pts = sorted((r["N"], r["gbps"]) for r in bulk if r["impl"] == impl and r["dtype"] == dtype)
         if pts:
